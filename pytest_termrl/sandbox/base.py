@@ -1,0 +1,146 @@
+"""The Sandbox abstraction: what the episode loop needs from any isolation backend.
+
+Backends register under a name (``bwrap``, ``docker``); the plugin picks one with
+``--termrl-sandbox`` and a ``pytest_termrl_make_sandbox`` hook may supply another.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from ..tasks.model import Task
+
+GiB = 1024**3
+MiB = 1024**2
+
+
+@dataclass(frozen=True)
+class SandboxSettings:
+    memory_bytes: int = 2 * GiB
+    max_processes: int = 256
+    cpus: float = 1.0
+    file_size_bytes: int = 256 * MiB
+    command_timeout_s: float = 30.0
+    output_cap_chars: int = 3000
+    setup_timeout_s: float = 180.0
+    agent_uid: int = 1000
+    agent_gid: int = 1000
+
+
+@dataclass(frozen=True)
+class CommandResult:
+    output: str
+    exit_code: int | None
+    timed_out: bool = False
+    shell_restarted: bool = False
+    output_truncated: bool = False
+    duration_s: float = 0.0
+
+
+@dataclass(frozen=True)
+class IsolatedRun:
+    """What a one-shot trusted process (the verifier) sent back."""
+
+    returncode: int | None
+    payload: bytes
+    log: str
+    timed_out: bool = False
+
+
+@dataclass(frozen=True)
+class TrustedMount:
+    host_path: Path
+    sandbox_path: str
+
+
+class Sandbox(ABC):
+    """One agent's isolated home and persistent shell for one episode."""
+
+    backend_name: str = "?"
+
+    def __init__(self, settings: SandboxSettings) -> None:
+        self.settings = settings
+        self.enforced_limits: dict[str, str] = {}
+
+    @property
+    @abstractmethod
+    def home(self) -> Path:
+        """Host path of the agent's home, for the harness's manifests and faults (root rights)."""
+
+    @abstractmethod
+    def prepare(self, task: Task) -> None:
+        """Copy the task's environment into the home and run its setup script as the agent's user."""
+
+    @abstractmethod
+    def run(self, command: str, timeout_s: float | None = None) -> CommandResult:
+        """Run one command in the persistent shell; never raises for anything the command does."""
+
+    @abstractmethod
+    def snapshot(self, dest: Path) -> Path:
+        """Copy the home, byte for byte and without following links, to dest; return it."""
+
+    @abstractmethod
+    def close(self) -> None:
+        """Kill every process the episode left and remove what the sandbox created."""
+
+    def __enter__(self) -> "Sandbox":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class SandboxBackend(ABC):
+    """Makes sandboxes, and runs the trusted one-shot processes of the verifier."""
+
+    name: str = "?"
+
+    def __init__(self, settings: SandboxSettings, workroot: Path) -> None:
+        self.settings = settings
+        self.workroot = workroot
+
+    @abstractmethod
+    def create(self, label: str) -> Sandbox:
+        """A new sandbox; label names it in logs and on disk."""
+
+    @abstractmethod
+    def run_isolated(
+        self,
+        home: Path,
+        argv: list[str],
+        mounts: list[TrustedMount],
+        secret: bytes,
+        timeout_s: float,
+        cwd: str = "/home/user",
+    ) -> IsolatedRun:
+        """Run argv as the agent's user in a fresh sandbox whose home is a copy of ``home``.
+
+        ``secret`` reaches the process on a channel its children cannot read; the process
+        answers on another private channel, returned as ``payload``. Environment variables
+        TERMRL_SECRET_FD and TERMRL_RESULT_FD name the two file descriptors.
+        """
+
+    def cleanup_stale(self) -> list[str]:
+        """Remove what killed runs left behind; return what was removed."""
+        return []
+
+
+BackendFactory = Callable[[SandboxSettings, Path], SandboxBackend]
+_BACKENDS: dict[str, BackendFactory] = {}
+
+
+def register_backend(name: str, factory: BackendFactory) -> None:
+    _BACKENDS[name] = factory
+
+
+def backend_names() -> list[str]:
+    return sorted(_BACKENDS)
+
+
+def make_backend(name: str, settings: SandboxSettings, workroot: Path) -> SandboxBackend:
+    if name not in _BACKENDS:
+        raise KeyError(f"unknown sandbox backend {name!r}; known: {', '.join(backend_names())}")
+    return _BACKENDS[name](settings, workroot)

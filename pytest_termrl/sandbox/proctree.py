@@ -1,0 +1,58 @@
+"""Find and kill a sandbox's processes from the host, without trusting anything inside."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+
+
+def _parent_map() -> dict[int, int]:
+    parents = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as handle:
+                stat = handle.read()
+        except OSError:
+            continue
+        # The command name may hold spaces and parentheses: split after the last ')'.
+        fields = stat[stat.rfind(b")") + 2 :].split()
+        parents[int(name)] = int(fields[1])
+    return parents
+
+
+def descendants(root_pid: int) -> list[int]:
+    """Every live descendant of root_pid, parents before children."""
+    children: dict[int, list[int]] = {}
+    for pid, ppid in _parent_map().items():
+        children.setdefault(ppid, []).append(pid)
+    found, frontier = [], [root_pid]
+    while frontier:
+        pid = frontier.pop(0)
+        for child in sorted(children.get(pid, [])):
+            found.append(child)
+            frontier.append(child)
+    return found
+
+
+def kill_all(pids: list[int]) -> None:
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+def kill_descendants(root_pid: int, spare: set[int], rounds: int = 20) -> int:
+    """SIGKILL root_pid's descendants except ``spare``, again until none are left (fork bombs)."""
+    killed = 0
+    for _ in range(rounds):
+        victims = [pid for pid in descendants(root_pid) if pid not in spare]
+        if not victims:
+            break
+        kill_all(victims)
+        killed += len(victims)
+        time.sleep(0.02)
+    return killed

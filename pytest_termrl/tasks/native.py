@@ -1,0 +1,89 @@
+"""Loader for the native task directory (task.toml, instruction.md, environment/, ...)."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+from ..errors import TaskFormatError
+from .model import DEFAULT_WORKDIR, Task
+
+_DIFFICULTIES = ("easy", "medium", "hard")
+
+
+def _string(path: Path, data: dict, key: str, default: str | None = None) -> str:
+    value = data.get(key, default)
+    if not isinstance(value, str) or not value.strip():
+        raise TaskFormatError(path, key, "expected a non-empty string")
+    return value
+
+
+def _string_list(path: Path, data: dict, key: str, default: tuple = ()) -> tuple[str, ...]:
+    value = data.get(key, list(default))
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        raise TaskFormatError(path, key, "expected a list of non-empty strings")
+    return tuple(value)
+
+
+def _relative_input(path: Path, value: str) -> str:
+    rel = value.removeprefix(DEFAULT_WORKDIR + "/")
+    if rel.startswith("/") or ".." in Path(rel).parts:
+        raise TaskFormatError(path, "inputs", f"expected a path inside the workdir, got {value!r}")
+    return rel
+
+
+def load_native_task(task_dir: Path) -> Task:
+    """Read one task directory; raise TaskFormatError naming the file and field at fault."""
+    toml_path = task_dir / "task.toml"
+    if not toml_path.is_file():
+        raise TaskFormatError(toml_path, None, "missing: a task directory needs a task.toml")
+    try:
+        data = tomllib.loads(toml_path.read_text())
+    except tomllib.TOMLDecodeError as exc:
+        raise TaskFormatError(toml_path, None, f"not valid TOML ({exc})") from None
+    task_id = _string(toml_path, data, "id")
+    if task_id != task_dir.name:
+        raise TaskFormatError(toml_path, "id", f"expected the directory name {task_dir.name!r}, got {task_id!r}")
+    if "-" in task_id or "[" in task_id:
+        raise TaskFormatError(toml_path, "id", "expected no '-' or '[' (they separate parts of test ids)")
+    difficulty = _string(toml_path, data, "difficulty", "medium")
+    if difficulty not in _DIFFICULTIES:
+        raise TaskFormatError(toml_path, "difficulty", f"expected one of {', '.join(_DIFFICULTIES)}")
+    limits = data.get("limits", {})
+    if not isinstance(limits, dict):
+        raise TaskFormatError(toml_path, "limits", "expected a table")
+    max_commands = limits.get("max_commands")
+    if max_commands is not None and (not isinstance(max_commands, int) or max_commands < 1):
+        raise TaskFormatError(toml_path, "limits.max_commands", "expected a positive integer")
+
+    instruction_path = task_dir / "instruction.md"
+    if not instruction_path.is_file():
+        raise TaskFormatError(instruction_path, None, "missing: the task's instruction for the agent")
+    instruction = instruction_path.read_text().strip()
+    if not instruction:
+        raise TaskFormatError(instruction_path, None, "expected a non-empty instruction")
+    tests_dir = task_dir / "tests"
+    if not tests_dir.is_dir() or not any(tests_dir.glob("test_*.py")):
+        raise TaskFormatError(tests_dir, None, "missing: expected hidden tests as tests/test_*.py")
+
+    def optional(name: str) -> Path | None:
+        candidate = task_dir / name
+        return candidate if candidate.exists() else None
+
+    return Task(
+        id=task_id,
+        title=_string(toml_path, data, "title", task_id),
+        instruction=instruction,
+        root=task_dir,
+        difficulty=difficulty,
+        category=_string(toml_path, data, "category", "general"),
+        tags=_string_list(toml_path, data, "tags"),
+        inputs=tuple(_relative_input(toml_path, v) for v in _string_list(toml_path, data, "inputs")),
+        workdir=_string(toml_path, data, "workdir", DEFAULT_WORKDIR),
+        requires=_string_list(toml_path, data, "requires", ("bash",)),
+        max_commands=max_commands,
+        environment_dir=optional("environment"),
+        setup_script=optional("setup.sh"),
+        solution_script=optional("solution.sh"),
+        tests_dir=tests_dir,
+    )

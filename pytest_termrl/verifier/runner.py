@@ -1,0 +1,122 @@
+"""Runs a task's hidden tests inside the verifier sandbox and signs the per-test outcomes.
+
+Executed as ``python -I runner.py TESTS_DIR PER_TEST_TIMEOUT`` by the harness's own Python.
+It imports nothing from the workspace and nothing from pytest_termrl. The MAC key arrives
+on a pipe that is read once and closed before any test runs; the signed outcomes leave on
+another pipe that no child process inherits. Output printed by the tests is never parsed.
+"""
+
+import hashlib
+import hmac
+import json
+import os
+import signal
+import sys
+
+
+class _Timeout(BaseException):
+    """Raised by the per-test alarm; a BaseException so a test's `except Exception` can't eat it."""
+
+
+class OutcomeCollector:
+    def __init__(self, per_test_timeout):
+        self.timeout = per_test_timeout
+        self.outcomes = {}
+        self.messages = {}
+        self.collected = []
+        self.collection_errors = []
+
+    def _alarm(self, signum, frame):
+        raise _Timeout(f"test exceeded the per-test timeout of {self.timeout:g} s")
+
+    def pytest_collection_finish(self, session):
+        self.collected = [item.nodeid for item in session.items]
+
+    def pytest_collectreport(self, report):
+        if report.failed:
+            self.collection_errors.append({"nodeid": report.nodeid, "message": _short(report)})
+
+    def pytest_runtest_protocol(self, item, nextitem):
+        signal.signal(signal.SIGALRM, self._alarm)
+        signal.setitimer(signal.ITIMER_REAL, self.timeout)
+
+    def pytest_runtest_logreport(self, report):
+        if report.when == "teardown":
+            signal.setitimer(signal.ITIMER_REAL, 0)
+        current = self.outcomes.get(report.nodeid)
+        if report.when == "call":
+            outcome = report.outcome
+        elif report.failed:
+            outcome = "error"
+        elif report.skipped:
+            outcome = "skipped"
+        else:
+            outcome = current or "passed"
+            if report.when == "setup":
+                return
+        if current in ("error", "failed") and outcome not in ("error", "failed"):
+            return
+        self.outcomes[report.nodeid] = outcome
+        if report.failed or report.skipped:
+            self.messages[report.nodeid] = _short(report)
+
+
+def _short(report):
+    """The assertion lines ('E ...') and the crash location, or the tail of the report."""
+    text = getattr(report, "longreprtext", "") or str(report.longrepr or "")
+    lines = [line for line in text.splitlines() if line.startswith("E ")]
+    crash = getattr(getattr(report.longrepr, "reprcrash", None), "message", None)
+    picked = lines[:8] or ([crash] if crash else text.splitlines()[-8:])
+    return "\n".join(picked)[:2000]
+
+
+def main(argv):
+    key_fd = int(os.environ.pop("TERMRL_SECRET_FD"))
+    result_fd = int(os.environ.pop("TERMRL_RESULT_FD"))
+    key = b""
+    while True:
+        chunk = os.read(key_fd, 4096)
+        if not chunk:
+            break
+        key += chunk
+    os.close(key_fd)
+    os.set_inheritable(result_fd, False)
+    tests_dir, per_test_timeout = argv[1], float(argv[2])
+    os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+    os.environ.pop("PYTEST_ADDOPTS", None)
+    sys.dont_write_bytecode = True
+    import pytest
+
+    collector = OutcomeCollector(per_test_timeout)
+    args = [
+        tests_dir,
+        "-q",
+        "-p", "no:cacheprovider",
+        "--rootdir", tests_dir,
+        "--confcutdir", tests_dir,
+        "-c", os.devnull,
+        "-o", "python_files=test_*.py",
+        "--tb=short",
+    ]
+    exit_code = int(pytest.main(args, plugins=[collector]))
+    body = json.dumps(
+        {
+            "exit_code": exit_code,
+            "collected": collector.collected,
+            "outcomes": collector.outcomes,
+            "messages": collector.messages,
+            "collection_errors": collector.collection_errors,
+        },
+        sort_keys=True,
+    )
+    mac = hmac.new(key, body.encode(), hashlib.sha256).hexdigest()
+    payload = json.dumps({"body": body, "mac": mac}).encode() + b"\n"
+    view = memoryview(payload)
+    while view:
+        view = view[os.write(result_fd, view):]
+    os.close(result_fd)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
