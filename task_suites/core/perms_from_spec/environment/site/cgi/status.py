@@ -1,0 +1,2 @@
+#!/usr/bin/env python3
+print("Content-Type: text/plain\n\nok")

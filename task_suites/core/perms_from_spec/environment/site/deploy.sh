@@ -1,0 +1,3 @@
+#!/bin/bash
+# deploy the site
+rsync -a ./ /srv/www/
