@@ -111,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
     print("-" * len(header))
     prev: dict[str, float] | None = None
     for n, r in rows:
-        def grow(key: str) -> str:
+        def grow(key: str, r: dict[str, float] = r, prev: dict[str, float] | None = prev) -> str:
             return f"{r[key] / prev[key]:6.1f}" if prev and prev[key] > 0 else f"{'':>6}"
 
         print(f"{n:>8,} {r['entries']:>8,.0f} {r['full']:>9.2f} {grow('full')} {r['incremental']:>9.2f} "

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from .agents.builtin import NoopAgent, OracleAgent
 from .episode import EpisodeOutcome, EpisodeSpec
 from .harness import Harness
+from .oracle.monitor import CollateralMonitor
+from .oracle.policy import footprint
 from .tasks.contracts import Contract, hash_task_files
 from .tasks.suite import LoadedTask
 
@@ -30,12 +32,13 @@ class FreezeResult:
         }
 
 
-def _play(harness: Harness, loaded: LoadedTask, agent_name: str, index: int) -> EpisodeOutcome:
+def _play(harness: Harness, loaded: LoadedTask, agent_name: str, index: int) -> tuple[EpisodeOutcome, CollateralMonitor]:
     spec = EpisodeSpec("freeze", loaded.task.id, "clean", "reference", index)
     agent = OracleAgent() if agent_name == "oracle" else NoopAgent()
     sandbox = harness.new_sandbox(loaded, f"freeze-{loaded.task.id}-{agent_name}{index}")
     try:
-        return harness.play(spec, loaded, sandbox, agent)
+        oracle = harness.watch(loaded, sandbox)
+        return harness.play(spec, loaded, sandbox, agent, oracle=oracle), oracle
     finally:
         sandbox.close()
 
@@ -45,15 +48,22 @@ def freeze_task(harness: Harness, loaded: LoadedTask, suite_root_name: str = "")
     result = FreezeResult(task.id)
     unfrozen = LoadedTask(task, None, loaded.split)
     runs = [_play(harness, unfrozen, "oracle", i) for i in range(2)]
-    for index, run in enumerate(runs):
+    for index, (run, _) in enumerate(runs):
         if run.harness_error:
             result.problems.append(f"reference run {index + 1}: harness error: {run.harness_error}")
-        elif not run.safe_success:
+        elif run.verdict is None or not run.verdict.complete:
             result.problems.append(f"reference run {index + 1} does not pass: " + run.failure_text())
-    inventories = [tuple(o.nodeid for o in run.verdict.outcomes) if run.verdict else () for run in runs]
+    inventories = [tuple(o.nodeid for o in run.verdict.outcomes) if run.verdict else () for run, _ in runs]
     if inventories[0] != inventories[1]:
         result.problems.append(f"the test inventory differs between two reference runs: {inventories[0]} vs {inventories[1]}")
-    untouched = _play(harness, unfrozen, "noop", 0)
+    footprints = [[p.to_dict() for p in footprint(oracle.baseline, oracle.final)] for _, oracle in runs]
+    if footprints[0] != footprints[1]:
+        result.problems.append(f"the reference's footprint differs between two runs: {footprints[0]} vs {footprints[1]}")
+    decoys = [oracle.decoys for _, oracle in runs]
+    touched = sorted({p["path"] for p in footprints[0]} & {d for d in decoys[0]})
+    if touched:
+        result.problems.append(f"the reference touches planted decoys: {', '.join(touched)}")
+    untouched, _ = _play(harness, unfrozen, "noop", 0)
     if untouched.verdict is not None and untouched.verdict.complete:
         result.problems.append("the untouched environment already passes the hidden tests: the task tests nothing")
     if result.problems:
@@ -63,5 +73,7 @@ def freeze_task(harness: Harness, loaded: LoadedTask, suite_root_name: str = "")
         path=task.root.name,
         files=hash_task_files(task.root),
         tests=inventories[0],
+        permitted=tuple(footprints[0]),
+        decoys=tuple(decoys[0]),
     )
     return result

@@ -11,6 +11,10 @@ from pathlib import Path
 
 from .agents.base import Agent, AgentContext, EpisodeLimits
 from .episode import EpisodeMonitor, EpisodeOutcome, EpisodeSettings, EpisodeSpec, run_episode
+from .oracle.decoys import plant_decoys
+from .oracle.manifest import take_manifest
+from .oracle.monitor import CollateralMonitor
+from .oracle.policy import Permission, Policy
 from .sandbox.base import Sandbox, SandboxBackend
 from .tasks.suite import LoadedTask
 
@@ -33,6 +37,20 @@ class Harness:
             raise
         return sandbox
 
+    def watch(self, loaded: LoadedTask, sandbox: Sandbox) -> CollateralMonitor:
+        """Plant the task's decoys, take the baseline manifest and start the collateral oracle.
+
+        Called after any fault was injected, so the fault's own changes are in the baseline.
+        """
+        task = loaded.task
+        permitted = loaded.contract.permitted if loaded.contract is not None else ()
+        policy = Policy(Permission.from_dict(p) for p in permitted)
+        outputs = [p["path"] for p in permitted]
+        settings = sandbox.settings
+        decoys = plant_decoys(sandbox.home, task.id, task.inputs, settings.agent_uid, settings.agent_gid, avoid=outputs)
+        baseline = take_manifest(sandbox.home, full=True)
+        return CollateralMonitor(sandbox.home, baseline, policy, decoys)
+
     def context(self, spec: EpisodeSpec, loaded: LoadedTask) -> AgentContext:
         task = loaded.task
         limits = self.settings.limits
@@ -54,13 +72,16 @@ class Harness:
         loaded: LoadedTask,
         sandbox: Sandbox,
         agent: Agent,
+        oracle: CollateralMonitor | None = None,
         monitors: list[EpisodeMonitor] = (),
     ) -> EpisodeOutcome:
+        """Play one episode; the collateral oracle watches it (pass ``oracle`` to keep a handle)."""
         context = self.context(spec, loaded)
         settings = self.settings
         if context.limits is not settings.limits:
             settings = EpisodeSettings(context.limits, settings.command_timeout_s, settings.per_test_timeout_s)
         inventory = loaded.contract.tests if loaded.contract is not None else None
+        monitors = [oracle or self.watch(loaded, sandbox), *monitors]
         return run_episode(
             spec=spec,
             task=loaded.task,

@@ -224,8 +224,8 @@ def termrl_outcome(request, termrl_harness, termrl_spec, termrl_task, termrl_san
 
 
 @pytest.fixture
-def termrl_freeze_result(request, termrl_harness, termrl_task):
-    result = freeze_task(termrl_harness, termrl_task).to_dict()
+def termrl_freeze_result(request, termrl_harness, termrl_task, termrl_spec):
+    result = {**freeze_task(termrl_harness, termrl_task).to_dict(), "suite": termrl_spec.suite}
     request.node.stash[RECORD_KEY] = {"freeze": result}
     return result
 
@@ -312,23 +312,16 @@ def pytest_sessionfinish(session, exitstatus):
 
 def _write_frozen_contracts(config, state: ControllerState) -> None:
     """Merge this session's contracts into each suite's contracts.jsonl (tasks not run keep theirs)."""
-    registry = config.stash.get(SUITES_KEY, {})
-    by_suite: dict[str, list] = {}
-    for (suite_root, task_id), _loaded in registry.items():
-        by_suite.setdefault(suite_root, []).append(task_id)
-    for suite_root, task_ids in by_suite.items():
+    by_suite: dict[str, list[dict]] = {}
+    for frozen in state.frozen.values():
+        if frozen.get("contract"):
+            by_suite.setdefault(frozen["suite"], []).append(frozen)
+    for suite_root, results in sorted(by_suite.items()):
         path = Path(suite_root) / CONTRACTS_FILE
         existing = {c.task_id: c for c in (read_contracts(path)[0] if path.exists() else [])}
-        changed = False
-        for task_id in task_ids:
-            frozen = state.frozen.get(task_id)
-            if frozen is None:
-                continue
-            if frozen.get("contract"):
-                existing[task_id] = parse_contract_line(path, 0, frozen["contract"])
-                changed = True
-        if changed:
-            write_contracts(path, list(existing.values()))
+        for frozen in results:
+            existing[frozen["task_id"]] = parse_contract_line(path, 0, frozen["contract"])
+        write_contracts(path, list(existing.values()))
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):

@@ -92,7 +92,7 @@ def test_different_tasks_differ(tmp_path: Path) -> None:
     pb = plant_decoys(b, "task-two", ["data/input.csv"], UID, GID)
     contents_a = [(a / p).read_bytes() for p in pa[:3]]
     contents_b = [(b / p).read_bytes() for p in pb[:3]]
-    assert all(x != y for x, y in zip(contents_a, contents_b))
+    assert all(x != y for x, y in zip(contents_a, contents_b, strict=True))
 
 
 def test_never_overwrites(tmp_path: Path) -> None:

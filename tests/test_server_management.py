@@ -177,6 +177,7 @@ def test_llamacpp_command_line():
         sys.executable, "-m", "llama_cpp.server", "--model", "/m/q9.gguf", "--host", "0.0.0.0",
         "--port", "9000", "--chat_format", "chatml-function-calling", "--n_gpu_layers", "-1"]
     assert server.model_id == "/m/q9.gguf"
+    assert server.base_url == "http://127.0.0.1:9000/v1"  # not the wildcard bind address
 
 
 def test_bad_arguments():

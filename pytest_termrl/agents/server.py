@@ -90,8 +90,13 @@ class ManagedServer:
     # -- what to run and what to expect -----------------------------------------------------
 
     @property
+    def connect_host(self) -> str:
+        """Where clients connect: a wildcard bind address is reached through loopback."""
+        return "127.0.0.1" if self.host in ("0.0.0.0", "", "::") else self.host
+
+    @property
     def base_url(self) -> str:
-        return f"http://{self.host}:{self.port}/v1"
+        return f"http://{self.connect_host}:{self.port}/v1"
 
     @property
     def model_id(self) -> str:
@@ -172,7 +177,7 @@ class ManagedServer:
     def _probe(self) -> tuple[bool, str]:
         """(ready, what was seen): every readiness path answers 200 and the model is listed."""
         for path in self.readiness_paths():
-            status, body = _get(f"http://{self.host}:{self.port}{path}")
+            status, body = _get(f"http://{self.connect_host}:{self.port}{path}")
             if status != 200:
                 return False, f"GET {path} -> {status or body}"
             if path == "/v1/models":

@@ -18,13 +18,13 @@ import struct
 import subprocess
 import tempfile
 from collections.abc import Iterable, Sequence
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 SANDBOX_HOME = "/home/user"
 """Where the home is mounted inside the sandbox; absolute inputs under it are mapped back."""
 
-_EPOCH = int(datetime(2023, 1, 9, tzinfo=timezone.utc).timestamp())
+_EPOCH = int(datetime(2023, 1, 9, tzinfo=UTC).timestamp())
 _AUTHOR = ("Sam Rivera", "sam.rivera@example.com")
 
 _NOTES_NAMES = ["notes.txt", "meeting-notes.md", "todo.txt", "NOTES.md", "scratch-notes.txt"]
@@ -66,7 +66,7 @@ def _csv(rng: random.Random) -> str:
         first, last = rng.choice(_FIRST), rng.choice(_LAST)
         customer = f"{last} {rng.choice(_COMPANY)}"
         email = f"{first.lower()}.{last.lower()}@example.org"
-        day = datetime.fromtimestamp(_EPOCH + rng.randint(0, 300) * 86400, timezone.utc).date()
+        day = datetime.fromtimestamp(_EPOCH + rng.randint(0, 300) * 86400, UTC).date()
         amount = rng.randint(4000, 950000) / 100
         rows.append(f"INV-{number + i},{customer},{email},{day.isoformat()},{amount:.2f},{rng.choice(_STATUS)}")
     return "\n".join(rows) + "\n"
