@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -37,6 +38,26 @@ class TermrlOptions:
     max_total_tokens: int = 8192
     max_commands: int | None = None
     episode_timeout_s: float = 900.0
+    model: ModelOptions = field(default_factory=lambda: ModelOptions())
+
+
+@dataclass
+class ModelOptions:
+    """How the openai agent reaches its model, and whether the run starts the server."""
+
+    base_url: str | None = None
+    model: str | None = None
+    api_key: str = "EMPTY"
+    temperature: float | None = None
+    top_p: float | None = None
+    top_k: int | None = None
+    seed: int | None = None
+    disable_thinking: bool = False
+    server: str | None = None
+    server_model: str | None = None
+    server_args: list[str] = field(default_factory=list)
+    server_command: str | None = None
+    server_timeout_s: float = 900.0
 
 
 def add_options(parser) -> None:
@@ -62,6 +83,19 @@ def add_options(parser) -> None:
     add("--termrl-max-total-tokens", type=int, default=None, help="total tokens per episode (default 8192)")
     add("--termrl-max-commands", type=int, default=None, help="disclosed command budget per episode (default: none)")
     add("--termrl-episode-timeout", type=float, default=None, help="wall-clock seconds per episode (default 900)")
+    add("--termrl-base-url", default=None, help="OpenAI-compatible endpoint for --termrl-agent=openai (no server is started)")
+    add("--termrl-model", default=None, help="model name sent to the endpoint")
+    add("--termrl-api-key", default=None, help="API key (default: $OPENAI_API_KEY or EMPTY)")
+    add("--termrl-temperature", type=float, default=None, help="sampling temperature")
+    add("--termrl-top-p", type=float, default=None, help="nucleus sampling")
+    add("--termrl-top-k", type=int, default=None, help="top-k, sent as an extra body field")
+    add("--termrl-seed", type=int, default=None, help="sampling seed")
+    add("--termrl-disable-thinking", action="store_true", default=False, help="ask the chat template to disable thinking")
+    add("--termrl-server", default=None, choices=["vllm", "llamacpp", "command"], help="start this server once per run (on the xdist controller)")
+    add("--termrl-server-model", default=None, help="model (or GGUF path) the started server loads")
+    add("--termrl-server-arg", action="append", default=[], help="extra argument for the started server (repeatable; e.g. --enable-lora)")
+    add("--termrl-server-command", default=None, help="start command for --termrl-server=command ({host}, {port}, {model} are filled in)")
+    add("--termrl-server-timeout", type=float, default=None, help="seconds to wait for the server to become healthy (default 900)")
     for key, help_text in (
         ("termrl_agent", "default agent"),
         ("termrl_sandbox", "default sandbox backend"),
@@ -121,9 +155,33 @@ def read_options(config) -> TermrlOptions:
         max_total_tokens=pick("termrl_max_total_tokens", default=8192),
         max_commands=get("termrl_max_commands"),
         episode_timeout_s=pick("termrl_episode_timeout", default=900.0),
+        model=ModelOptions(
+            base_url=get("termrl_base_url"),
+            model=get("termrl_model"),
+            api_key=get("termrl_api_key") or os.environ.get("OPENAI_API_KEY", "EMPTY"),
+            temperature=get("termrl_temperature"),
+            top_p=get("termrl_top_p"),
+            top_k=get("termrl_top_k"),
+            seed=get("termrl_seed"),
+            disable_thinking=bool(get("termrl_disable_thinking")),
+            server=get("termrl_server"),
+            server_model=get("termrl_server_model"),
+            server_args=list(get("termrl_server_arg") or []),
+            server_command=get("termrl_server_command"),
+            server_timeout_s=pick("termrl_server_timeout", default=900.0),
+        ),
     )
     if opts.attempts < 1:
         raise ValueError("--termrl-attempts: expected a positive integer")
+    m = opts.model
+    if m.server and m.base_url:
+        raise ValueError("--termrl-server and --termrl-base-url exclude each other: one starts a server, the other uses one")
+    if m.server and not (m.server_model or m.server == "command"):
+        raise ValueError(f"--termrl-server={m.server} needs --termrl-server-model")
+    if m.server == "command" and not m.server_command:
+        raise ValueError("--termrl-server=command needs --termrl-server-command")
+    if opts.agent == "openai" and opts.mode == "run" and not (m.base_url or m.server):
+        raise ValueError("--termrl-agent=openai needs --termrl-base-url or --termrl-server")
     if opts.agent == "script" and opts.predictions is None and opts.mode == "run":
         raise ValueError("--termrl-agent=script needs --termrl-predictions=FILE")
     return opts

@@ -88,6 +88,7 @@ def pytest_configure(config):
     if config.pluginmanager.hasplugin("xdist"):
         config.pluginmanager.register(XdistHooks(), "termrl-xdist")
     if is_controller(config):
+        _start_model_server(config, options)
         done: set = set()
         if options.mode == "run":
             log = EpisodeLog(options.episodes)
@@ -98,12 +99,47 @@ def pytest_configure(config):
         config.stash[STATE_KEY] = ControllerState(options, done)
 
 
+SERVER_KEY = pytest.StashKey[object]()
+ENDPOINT_KEY = pytest.StashKey[tuple]()
+
+
+def _start_model_server(config, options: TermrlOptions) -> None:
+    """On the controller only: start the model server once for the whole run."""
+    m = options.model
+    if m.server and options.mode == "run" and options.agent == "openai":
+        from .agents.model_run import start_server
+
+        try:
+            server = start_server(m, options.run_dir)
+        except Exception as exc:  # noqa: BLE001 - reported to the user as a usage error
+            raise pytest.UsageError(f"the {m.server} server did not start: {exc}") from None
+        config.stash[SERVER_KEY] = server
+        config.stash[ENDPOINT_KEY] = (server.base_url, server.model_id)
+    elif m.base_url:
+        config.stash[ENDPOINT_KEY] = (m.base_url, m.model)
+
+
+def pytest_unconfigure(config):
+    server = config.stash.get(SERVER_KEY, None)
+    if server is not None:
+        server.stop()
+
+
+def model_endpoint(config) -> tuple:
+    if hasattr(config, "workerinput") and "termrl_endpoint" in config.workerinput:
+        return tuple(config.workerinput["termrl_endpoint"])
+    return config.stash.get(ENDPOINT_KEY, (None, None))
+
+
 class XdistHooks:
     """Registered only when xdist is present: hand the controller's knowledge to workers."""
 
     def pytest_configure_node(self, node):
         state = node.config.stash.get(STATE_KEY, None)
         node.workerinput["termrl_done"] = [list(k) for k in sorted(state.done)] if state else []
+        endpoint = node.config.stash.get(ENDPOINT_KEY, None)
+        if endpoint is not None:
+            node.workerinput["termrl_endpoint"] = list(endpoint)
 
 
 def _done_keys(config) -> set:
@@ -135,7 +171,7 @@ def pytest_collection_modifyitems(session, config, items):
     done = _done_keys(config)
     if not done or options.mode != "run":
         return
-    agent, model = options.agent, ""
+    agent, model = options.agent, (options.model.model or model_endpoint(config)[1] or "") if options.agent == "openai" else ""
     keep, skip = [], []
     for item in items:
         spec = item.callspec.params.get("termrl_spec") if hasattr(item, "callspec") else None
@@ -205,7 +241,14 @@ def termrl_agent(request, termrl_spec, termrl_task):
     config = request.config
     agent = config.hook.pytest_termrl_make_agent(config=config, spec=termrl_spec, task=termrl_task.task)
     if agent is None:
-        agent = make_builtin_agent(termrl_options(config).agent)
+        options = termrl_options(config)
+        if options.agent == "openai":
+            from .agents.model_run import make_openai_agent
+
+            base_url, served = model_endpoint(config)
+            agent = make_openai_agent(options.model, base_url, served)
+        else:
+            agent = make_builtin_agent(options.agent)
     yield agent
     agent.close()
 

@@ -74,6 +74,12 @@ def test_absolute_input_and_no_input(tmp_path: Path) -> None:
     assert "/" not in planted[0] and "/" not in planted[1]
     outside = make_home(tmp_path, "outside")
     assert "/" not in plant_decoys(outside, "t1", ["/etc/passwd"], UID, GID)[0]
+    linked = make_home(tmp_path, "linked")
+    elsewhere = tmp_path / "elsewhere"
+    (elsewhere / "sub").mkdir(parents=True)
+    (linked / "link").symlink_to(elsewhere)
+    planted = plant_decoys(linked, "t1", ["link/sub/input.csv", "data/input.csv"], UID, GID)
+    assert "/" not in planted[0] and list(elsewhere.rglob("*")) == [elsewhere / "sub"]
 
 
 def test_owned_by_the_agent(tmp_path: Path) -> None:

@@ -14,6 +14,7 @@ import hashlib
 import os
 import random
 import shutil
+import stat
 import struct
 import subprocess
 import tempfile
@@ -129,11 +130,14 @@ def _input_folder(home: Path, inputs: Sequence[str]) -> str:
     parts = [p for p in raw.split("/") if p not in ("", ".")]
     if ".." in parts:
         return ""
-    folder = "/".join(parts[:-1])
-    target = _host_path(home, folder)
-    if folder and (target.is_symlink() or not target.is_dir()):
-        return ""
-    return folder
+    # Every component must be a real directory: as root, a symlink here would plant outside.
+    for depth in range(1, len(parts)):
+        try:
+            if not stat.S_ISDIR(os.lstat(_host_path(home, "/".join(parts[:depth]))).st_mode):
+                return ""
+        except OSError:
+            return ""
+    return "/".join(parts[:-1])
 
 
 def _free_name(home: Path, folder: str, candidates: Sequence[str], avoid: set[str],

@@ -1,0 +1,182 @@
+"""The persistent shell inside a real sandbox: state carries over, timeouts, restarts,
+odd input and output, and no process outlives the sandbox."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+
+import pytest
+
+from conftest import dedent, host_pids_with, unique_sleep
+
+from pytest_termrl.sandbox.shell import TIMEOUT_EXIT_CODE
+
+STATE = dedent(
+    """
+    mkdir -p work/deep && cd work/deep
+    COUNT=41
+    export EXPORTED=yes
+    greet() { echo "hi $1"; }
+    declare -a ARR=(one "two words" three)
+    declare -A MAP=([k]=v)
+    umask 027
+    """
+)
+CHECK = 'pwd; echo $((COUNT + 1)); greet there; echo "${ARR[1]}|${#ARR[@]}"; echo ${MAP[k]}; env | grep ^EXPORTED=; umask'
+CHECKED = ["/home/user/work/deep", "42", "hi there", "two words|3", "v", "EXPORTED=yes", "0027"]
+
+
+@pytest.fixture
+def sandbox(make_sandbox):
+    box = make_sandbox("shell", output_cap_chars=3000)
+    assert box.run(STATE).exit_code == 0
+    return box
+
+
+def assert_state(sandbox) -> None:
+    result = sandbox.run(CHECK)
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines() == CHECKED
+
+
+def test_state_carries_over(sandbox):
+    assert_state(sandbox)
+    assert sandbox.run("cd ..; COUNT=1").exit_code == 0
+    assert sandbox.run("pwd; echo $COUNT").output.split() == ["/home/user/work", "1"]
+
+
+def test_exit_code_of_last_command(sandbox):
+    assert sandbox.run("false").exit_code == 1
+    assert sandbox.run("(exit 7)").exit_code == 7
+    assert sandbox.run("true").exit_code == 0
+
+
+def test_timeout_kills_the_command_and_keeps_state(sandbox):
+    started = time.monotonic()
+    result = sandbox.run("sleep 60", timeout_s=1)
+    assert time.monotonic() - started < 10
+    assert result.timed_out and result.exit_code == TIMEOUT_EXIT_CODE == 124
+    assert_state(sandbox)
+
+
+def test_the_rest_of_a_timed_out_command_does_not_run(sandbox):
+    # The agent is told the command was killed; nothing of it may run afterwards.
+    result = sandbox.run("sleep 60; echo late > ~/late.txt", timeout_s=1)
+    assert result.timed_out
+    time.sleep(0.3)
+    assert not (sandbox.home / "late.txt").exists()
+    assert_state(sandbox)
+
+
+@pytest.mark.parametrize(
+    ("command", "timeout_s", "exit_code", "timed_out"),
+    [
+        ("exit 3", 10, 3, False),
+        ("exec true", 10, 0, False),
+        ("while :; do :; done", 1, 124, True),
+        ("mkfifo /tmp/fifo; read x < /tmp/fifo", 1, 124, True),
+        ("kill -9 $$", 10, None, False),
+    ],
+    ids=["exit", "exec", "builtin_loop", "fifo_read", "kill_self"],
+)
+def test_shell_killers_come_back_with_state(sandbox, command, timeout_s, exit_code, timed_out):
+    started = time.monotonic()
+    result = sandbox.run(command, timeout_s=timeout_s)
+    assert time.monotonic() - started < timeout_s + 8
+    assert result.shell_restarted
+    assert result.timed_out is timed_out
+    if exit_code is not None:
+        assert result.exit_code == exit_code
+    assert_state(sandbox)
+    # And the restarted shell restarts again.
+    assert sandbox.run("exit 1").shell_restarted
+    assert_state(sandbox)
+
+
+def test_heredoc(sandbox):
+    result = sandbox.run(
+        dedent(
+            """
+            cat > notes.txt <<'EOF'
+            literal $COUNT `x`
+            EOF
+            cat <<EOF
+            expanded $COUNT
+            EOF
+            """
+        )
+    )
+    assert result.exit_code == 0
+    assert result.output == "expanded 41\n"
+    assert (sandbox.home / "work" / "deep" / "notes.txt").read_text() == "literal $COUNT `x`\n"
+
+
+def test_unbalanced_quotes_fail_and_the_shell_is_fine(sandbox):
+    result = sandbox.run("echo 'unbalanced")
+    assert result.exit_code not in (0, None)
+    assert not result.shell_restarted
+    assert "unexpected EOF" in result.output
+    bad_if = sandbox.run("if true; then echo x")
+    assert bad_if.exit_code not in (0, None) and not bad_if.shell_restarted
+    assert_state(sandbox)
+
+
+def test_binary_output_comes_back_as_str(sandbox):
+    result = sandbox.run("head -c 4096 /dev/urandom; printf '\\0\\x1b[31m\\x07end'")
+    assert result.exit_code == 0
+    assert isinstance(result.output, str)
+    assert not [c for c in result.output if ord(c) < 32 and c not in "\n\t"]
+    assert result.output.endswith("end")
+    json.dumps(result.output)
+
+
+def test_long_output_is_capped_with_head_tail_and_marked_cut(sandbox):
+    total = sum(len(f"{i}\n") for i in range(1, 1_000_001))
+    started = time.monotonic()
+    result = sandbox.run("seq 1 1000000")
+    assert time.monotonic() - started < 10
+    assert result.exit_code == 0 and result.output_truncated
+    assert len(result.output) < 3000 + 100
+    assert result.output.startswith("1\n2\n3\n4\n")
+    assert result.output.endswith("999999\n1000000\n")
+    match = re.search(r"\n\[\.\.\. (\d+) bytes of output cut \.\.\.\]\n", result.output)
+    assert match
+    head, tail = result.output[: match.start()], result.output[match.end() :]
+    assert int(match.group(1)) + len(head) + len(tail) == total
+    short = sandbox.run("seq 1 10")
+    assert not short.output_truncated and short.output == "".join(f"{i}\n" for i in range(1, 11))
+
+
+def test_stdin_is_closed(sandbox):
+    started = time.monotonic()
+    result = sandbox.run("cat; read line; echo read=$?", timeout_s=10)
+    assert time.monotonic() - started < 3
+    assert not result.timed_out
+    assert result.output == "read=1\n"
+
+
+def test_background_processes_are_gone_after_close(make_sandbox):
+    sandbox = make_sandbox("bgshell")
+    marker = unique_sleep()
+    plain = sandbox.run(f"sleep {marker}1 &")
+    daemon = sandbox.run(f"setsid nohup sleep {marker}2 >/dev/null 2>&1 < /dev/null &")
+    double_fork = sandbox.run(f"( ( sleep {marker}3 & ) & ) ; disown -a")
+    assert plain.exit_code == daemon.exit_code == double_fork.exit_code == 0
+    # The commands returned at once despite the sleepers holding no output pipe open.
+    assert max(plain.duration_s, daemon.duration_s, double_fork.duration_s) < 2
+    assert len(host_pids_with(f"sleep {marker}")) == 3
+    # The sleepers survive between commands (background jobs are allowed) ...
+    assert sandbox.run("pgrep -c sleep").output.strip() == "3"
+    sandbox.close()
+    # ... and none survives the sandbox.
+    assert host_pids_with(f"sleep {marker}") == []
+
+
+def test_output_files_do_not_pile_up(sandbox):
+    for index in range(20):
+        sandbox.run(f"echo {index}")
+    ctl = sandbox.home.parent / "ctl"
+    assert len(list(ctl.glob("out.*"))) <= 2
+    assert len(list(ctl.glob("cmd.*"))) <= 2
