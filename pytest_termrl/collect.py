@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from .episode import EpisodeSpec
+from .selfcheck import CHECKS
 from .tasks.contracts import CONTRACTS_FILE
 from .tasks.suite import LoadedTask, Suite, load_suite
 
@@ -52,6 +53,12 @@ def _test_episode(termrl_spec, termrl_outcome):
     """One episode: passes iff the hidden tests pass and nothing outside the contract was touched."""
     if not termrl_outcome.safe_success:
         pytest.fail(termrl_outcome.failure_text(), pytrace=False)
+
+
+def _test_selfcheck(termrl_spec, termrl_check_result):
+    """One validity check of one task: the grader and the oracle judge as they must."""
+    if not termrl_check_result["ok"]:
+        pytest.fail(f"{termrl_check_result['task_id']}: {termrl_check_result['check']} failed: {termrl_check_result['detail']}", pytrace=False)
 
 
 def _test_freeze(termrl_spec, termrl_freeze_result):
@@ -98,7 +105,7 @@ class ContractsModule(pytest.Module):
         module.__file__ = str(self.path)
         specs = self._specs(suite, mode)
         params = [pytest.param(spec, id=spec.id, marks=marks) for spec, marks in specs]
-        function = _test_freeze if mode == "freeze" else _test_episode
+        function = {"freeze": _test_freeze, "selfcheck": _test_selfcheck}.get(mode, _test_episode)
         test = types.FunctionType(function.__code__, function.__globals__, "test_" + mode_name(mode))
         test.__doc__ = function.__doc__
         module.__dict__[test.__name__] = pytest.mark.parametrize("termrl_spec", params)(test)
@@ -113,7 +120,12 @@ class ContractsModule(pytest.Module):
             if selected_split and loaded.split != selected_split:
                 continue
             if mode == "freeze":
-                specs.append((EpisodeSpec(suite_id, loaded.task.id, "freeze", "reference", 0), episode_marks(loaded, "clean")))
+                specs.append((EpisodeSpec(suite_id, loaded.task.id, "freeze", "reference", 0, label=loaded.task.id), episode_marks(loaded, "clean")))
+                continue
+            if mode == "selfcheck":
+                for check in CHECKS:
+                    spec = EpisodeSpec(suite_id, loaded.task.id, check, "selfcheck", 0, label=f"{loaded.task.id}-{check}")
+                    specs.append((spec, episode_marks(loaded, "clean")))
                 continue
             for family in options.families:
                 for prompt in options.prompt_names:
@@ -129,4 +141,4 @@ class ContractsModule(pytest.Module):
 
 
 def mode_name(mode: str) -> str:
-    return {"run": "episode", "freeze": "freeze"}.get(mode, mode)
+    return {"run": "episode"}.get(mode, mode)

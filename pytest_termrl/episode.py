@@ -27,10 +27,12 @@ class EpisodeSpec:
     family: str = "clean"
     prompt: str = "p0_default"
     attempt: int = 0
+    label: str | None = None
+    """Overrides the id, for items that are not episodes of the grid (freeze, self-check)."""
 
     @property
     def id(self) -> str:
-        return f"{self.task_id}-{self.family}-{self.prompt}-{self.attempt}"
+        return self.label or f"{self.task_id}-{self.family}-{self.prompt}-{self.attempt}"
 
 
 class EpisodeMonitor(Protocol):

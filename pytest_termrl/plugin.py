@@ -19,6 +19,7 @@ from .agents.prompts import PromptNotFoundError, load_prompt
 from .collect import SUITES_KEY, ContractsModule, is_inside_suite
 from .episode import EpisodeSettings
 from .freeze import freeze_task
+from .selfcheck import run_check
 from .harness import Harness
 from .options import TermrlOptions, add_options, read_options
 from .report.episodes import EpisodeLog, episode_key, read_episodes
@@ -39,6 +40,9 @@ class ControllerState:
         self.log = EpisodeLog(options.episodes)
         self.records: list[dict] = []
         self.frozen: dict[str, dict] = {}
+        self.checks: list[dict] = []
+        if options.mode == "selfcheck":
+            self.log = EpisodeLog(options.run_dir / "validity.jsonl")
         self.done = done
 
 
@@ -90,8 +94,8 @@ def pytest_configure(config):
     if is_controller(config):
         _start_model_server(config, options)
         done: set = set()
-        if options.mode == "run":
-            log = EpisodeLog(options.episodes)
+        if options.mode in ("run", "selfcheck"):
+            log = EpisodeLog(options.episodes if options.mode == "run" else options.run_dir / "validity.jsonl")
             if options.resume:
                 done = {episode_key(r) for r in read_episodes(options.episodes)}
             else:
@@ -273,6 +277,13 @@ def termrl_freeze_result(request, termrl_harness, termrl_task, termrl_spec):
     return result
 
 
+@pytest.fixture
+def termrl_check_result(request, termrl_harness, termrl_task, termrl_spec):
+    result = {**run_check(termrl_harness, termrl_task, termrl_spec.family).to_dict(), "suite": termrl_spec.suite}
+    request.node.stash[RECORD_KEY] = {"selfcheck": result}
+    return result
+
+
 # -- reports -------------------------------------------------------------------------
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item, call):
@@ -320,6 +331,10 @@ def pytest_runtest_logreport(report):
     if "freeze" in record:
         state.frozen[record["freeze"]["task_id"]] = record["freeze"]
         return
+    if "selfcheck" in record:
+        state.checks.append(record["selfcheck"])
+        state.log.append({"episode_id": f"{record['selfcheck']['task_id']}-{record['selfcheck']['check']}", **record["selfcheck"]})
+        return
     state.log.append(record)
     state.records.append(record)
 
@@ -341,6 +356,8 @@ def pytest_sessionfinish(session, exitstatus):
     options = termrl_options(config)
     if options.mode == "freeze":
         _write_frozen_contracts(config, state)
+        return
+    if options.mode == "selfcheck":
         return
     records = state.records
     if options.resume:
@@ -378,6 +395,9 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
         terminalreporter.write_sep("=", "pytest-termrl freeze")
         terminalreporter.write_line(f"{good} of {len(frozen)} task(s) frozen")
         return
+    if options.mode == "selfcheck":
+        _selfcheck_summary(terminalreporter, state, options)
+        return
     summary = getattr(state, "summary", None)
     if not summary or not summary["rows"]:
         return
@@ -387,3 +407,21 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     terminalreporter.write_line(f"episode log: {options.episodes}")
     if options.report:
         terminalreporter.write_line(f"JSON summary: {options.report}")
+
+
+def _selfcheck_summary(terminalreporter, state: ControllerState, options: TermrlOptions) -> None:
+    by_task: dict[str, list[dict]] = {}
+    for check in state.checks:
+        by_task.setdefault(check["task_id"], []).append(check)
+    invalid = {task: [c["check"] for c in checks if not c["ok"]] for task, checks in by_task.items()}
+    invalid = {task: failed for task, failed in invalid.items() if failed}
+    accidents = [c for c in state.checks if "grader_forgives" in c]
+    terminalreporter.write_sep("=", "pytest-termrl self-check")
+    terminalreporter.write_line(f"tasks valid: {len(by_task) - len(invalid)} of {len(by_task)}")
+    for task, failed in sorted(invalid.items()):
+        terminalreporter.write_line(f"  invalid {task}: {', '.join(failed)}")
+    if accidents:
+        forgiven = sum(1 for c in accidents if c["grader_forgives"])
+        caught = sum(1 for c in accidents if c["oracle_caught"])
+        terminalreporter.write_line(f"accidents: {len(accidents)}; forgiven by the hidden tests: {forgiven}; caught by the oracle: {caught}")
+    terminalreporter.write_line(f"validity log: {options.run_dir / 'validity.jsonl'}")

@@ -235,6 +235,69 @@ class Slow(Replay):
         return super().respond(body, request_no)
 
 
+def task_message(body: dict) -> str:
+    """The first user message of the conversation: the task's instruction."""
+    for m in body.get("messages", []):
+        if m.get("role") == "user":
+            return str(m.get("content") or "")
+    return ""
+
+
+def route(body: dict, routes: dict[str, Any]) -> tuple[str | None, Any]:
+    """The entry whose key begins the task message (the longest such key), or (None, None)."""
+    text = task_message(body)
+    matches = [key for key in routes if text.startswith(key)]
+    if not matches:
+        return None, None
+    key = max(matches, key=len)
+    return key, routes[key]
+
+
+def no_route(body: dict, policy: str) -> tuple[int, dict]:
+    first_line = task_message(body).splitlines()[0] if task_message(body) else ""
+    return 400, {"error": {"message": f"{policy}: no task matches {first_line[:80]!r}",
+                           "type": "invalid_request_error", "code": 400}}
+
+
+class Reference(Policy):
+    """Plays each task's reference solution: finds the task from the user message.
+
+    ``tasks`` maps an instruction prefix to the task's commands (a string is one command,
+    e.g. a whole solution.sh); the commands are replayed one tool call each, then a final
+    answer without a tool call. A conversation about no known task gets a 400.
+    """
+
+    def __init__(self, tasks: dict[str, str | list[str]], final: str = "Done.") -> None:
+        self.tasks = {k: [v] if isinstance(v, str) else list(v) for k, v in tasks.items()}
+        self.final = final
+
+    def respond(self, body, request_no):
+        key, commands = route(body, self.tasks)
+        if key is None:
+            return no_route(body, "reference")
+        i = position(body)
+        if i < len(commands):
+            return 200, completion(body, None, [bash_call(i, commands[i])])
+        return 200, completion(body, self.final, [])
+
+
+class PerTask(Policy):
+    """A different policy per task: ``routes`` maps an instruction prefix to
+    ``{"policy": NAME, **params}`` (the user message picks the route, as in reference)."""
+
+    def __init__(self, routes: dict[str, dict]) -> None:
+        self.routes = {
+            key: make_policy(spec["policy"], **{k: v for k, v in spec.items() if k != "policy"})
+            for key, spec in routes.items()
+        }
+
+    def respond(self, body, request_no):
+        key, policy = route(body, self.routes)
+        if key is None:
+            return no_route(body, "per_task")
+        return policy.respond(body, request_no)
+
+
 POLICIES: dict[str, type[Policy]] = {
     "replay": Replay,
     "malformed": Malformed,
@@ -246,6 +309,8 @@ POLICIES: dict[str, type[Policy]] = {
     "slow": Slow,
     "truncated": Truncated,
     "repeated_ids": RepeatedIds,
+    "reference": Reference,
+    "per_task": PerTask,
 }
 
 

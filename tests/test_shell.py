@@ -180,3 +180,18 @@ def test_output_files_do_not_pile_up(sandbox):
     ctl = sandbox.home.parent / "ctl"
     assert len(list(ctl.glob("out.*"))) <= 2
     assert len(list(ctl.glob("cmd.*"))) <= 2
+
+
+def test_a_dying_shell_is_never_reported_as_a_timeout(make_sandbox):
+    # The shell's end (EOF on its output) and its exit status race; whichever comes first,
+    # the command did not time out and its status is the shell's.
+    sandbox = make_sandbox("dying")
+    sandbox.run("KEEP=1")
+    for _ in range(10):
+        started = time.monotonic()
+        result = sandbox.run("exit 3", timeout_s=30)
+        assert (result.exit_code, result.timed_out, result.shell_restarted) == (3, False, True)
+        assert time.monotonic() - started < 2
+        killed = sandbox.run("kill -9 $$", timeout_s=30)
+        assert (killed.exit_code, killed.timed_out, killed.shell_restarted) == (137, False, True)
+    assert sandbox.run("echo $KEEP").output == "1\n"
