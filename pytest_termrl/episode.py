@@ -187,8 +187,9 @@ def run_episode(
         observation: Observation | None = None
         while True:
             turn = agent.next_turn(observation)
+            out_of_time = time.monotonic() - started > limits.wall_clock_s
             if turn.command is None:
-                end_reason = turn.end_reason or "no_tool_call"
+                end_reason = "timeout" if out_of_time else turn.end_reason or "no_tool_call"
                 if turn.error:
                     harness_error = turn.error
                 break
@@ -198,7 +199,7 @@ def run_episode(
             if len(commands) >= limits.max_tool_calls:
                 end_reason = "tool_call_limit"
                 break
-            if time.monotonic() - started > limits.wall_clock_s:
+            if out_of_time:
                 end_reason = "timeout"
                 break
             result = sandbox.run(turn.command, settings.command_timeout_s)

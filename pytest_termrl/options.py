@@ -97,6 +97,7 @@ def add_options(parser) -> None:
     add("--termrl-server-arg", action="append", default=[], help="extra argument for the started server (repeatable; e.g. --enable-lora)")
     add("--termrl-server-command", default=None, help="start command for --termrl-server=command ({host}, {port}, {model} are filled in)")
     add("--termrl-server-timeout", type=float, default=None, help="seconds to wait for the server to become healthy (default 900)")
+    parser.addini("termrl_stop_on_broken_tasks", "stop the run on a task's collection error (default: run the others)", type="bool", default=False)
     for key, help_text in (
         ("termrl_agent", "default agent"),
         ("termrl_sandbox", "default sandbox backend"),
@@ -181,6 +182,8 @@ def read_options(config) -> TermrlOptions:
         raise ValueError(f"--termrl-server={m.server} needs --termrl-server-model")
     if m.server == "command" and not m.server_command:
         raise ValueError("--termrl-server=command needs --termrl-server-command")
+    if m.base_url and not m.model:
+        raise ValueError("--termrl-base-url needs --termrl-model: the name the endpoint serves")
     if opts.agent == "openai" and opts.mode == "run" and not (m.base_url or m.server):
         raise ValueError("--termrl-agent=openai needs --termrl-base-url or --termrl-server")
     if opts.agent == "script" and opts.predictions is None and opts.mode == "run":

@@ -88,6 +88,10 @@ def pytest_configure(config):
             raise pytest.UsageError(str(exc)) from None
         raise
     config.stash[OPTIONS_KEY] = options
+    if not config.getini("termrl_stop_on_broken_tasks"):
+        # One broken task must not stop the others: its collection error is reported, and
+        # the run still exits non-zero, but every valid episode runs.
+        config.option.continue_on_collection_errors = True
     config.addinivalue_line("markers", "termrl: an episode of pytest-termrl")
     if config.pluginmanager.hasplugin("xdist"):
         config.pluginmanager.register(XdistHooks(), "termrl-xdist")
@@ -164,6 +168,17 @@ def pytest_collect_file(file_path: Path, parent):
     return None
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_collect_directory(path: Path, parent):
+    """With --termrl-freeze, a folder of task directories without contracts.jsonl is a new suite."""
+    config = parent.config
+    if termrl_options(config).mode != "freeze" or (path / CONTRACTS_FILE).exists() or is_inside_suite(path):
+        return None
+    if any((child / "task.toml").is_file() for child in path.iterdir() if child.is_dir()):
+        (path / CONTRACTS_FILE).write_text("")
+    return None
+
+
 def pytest_ignore_collect(collection_path: Path, config):
     if is_inside_suite(collection_path):
         return True
@@ -175,7 +190,11 @@ def pytest_collection_modifyitems(session, config, items):
     done = _done_keys(config)
     if not done or options.mode != "run":
         return
-    agent, model = options.agent, (options.model.model or model_endpoint(config)[1] or "") if options.agent == "openai" else ""
+    agent, model = options.agent, ""
+    if options.agent == "openai":
+        from .agents.model_run import model_name
+
+        model = model_name(options.model, model_endpoint(config)[1])
     keep, skip = [], []
     for item in items:
         spec = item.callspec.params.get("termrl_spec") if hasattr(item, "callspec") else None

@@ -10,7 +10,6 @@ server can play a different part in each of the suite's two tasks.
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 
@@ -21,7 +20,8 @@ from conftest import CORE, REPO, host_pids_with
 sys.path.insert(0, str(Path(__file__).parent))
 from chat_server import DEFAULT_MODEL, ChatServer, make_policy  # noqa: E402
 
-from pytest_termrl.agents.openai_agent import NOT_RUN, ONE_CALL_PER_TURN, budget_sentence  # noqa: E402,F401
+from pytest_termrl.agents.openai_agent import NOT_RUN, budget_sentence  # noqa: E402
+from pytest_termrl.agents.server import free_port  # noqa: E402
 from pytest_termrl.report.episodes import read_episodes  # noqa: E402
 
 CHAT_SERVER = Path(__file__).with_name("chat_server.py")
@@ -275,6 +275,23 @@ def test_timeout_and_server_error_the_run_goes_on(tp, suite, serve):
     assert error["tests_total"] > 0  # the episode was still verified and recorded
     # A 400 is not retried: exactly one request for the failing task.
     assert sum(1 for b in server.chat_requests if b["messages"][1]["content"].startswith(key(B))) == 1
+
+
+def test_nothing_listening_is_a_server_error_for_every_episode(tp, suite):
+    """A dead endpoint: connection errors are retried (about 15 s of backoff), then each
+    episode ends as a harness error and is still verified and recorded."""
+    url = f"http://127.0.0.1:{free_port()}/v1"
+    result = tp.run("suite", "-n", "2", "--termrl-agent=openai", f"--termrl-base-url={url}",
+                    f"--termrl-model={DEFAULT_MODEL}", timeout=120)
+    result.assert_outcomes(failed=2)
+    result.stdout.fnmatch_lines(["openai*p0_default*clean*2*0*0.0%*0*0*2*0.0"])
+    for task_id, record in by_task(tp).items():
+        assert record["end_reason"] == "server_error" and not record["safe_success"]
+        assert record["harness_error"].startswith("APIConnectionError")
+        assert record["harness_error"].endswith("(gave up after 5 attempts)")
+        assert record["commands_used"] == 0 and record["tests_total"] > 0
+        assert record["tokens"] == {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}
+        assert [m["role"] for m in record["transcript"]] == ["system", "user"]
 
 
 # -- a server started by the plugin, once, under -n 2; and the prompt axis --------------------

@@ -25,11 +25,16 @@ def start_server(model_options, run_dir: Path) -> ManagedServer:
     return server.start()
 
 
+def model_name(model_options, served_model: str | None) -> str:
+    """The model name sent to the endpoint and recorded with each episode."""
+    return model_options.model or served_model or "model"
+
+
 def make_openai_agent(model_options, base_url: str, served_model: str | None) -> OpenAIAgent:
     m = model_options
     return OpenAIAgent(
         base_url=base_url,
-        model=m.model or served_model or "model",
+        model=model_name(m, served_model),
         api_key=m.api_key,
         temperature=m.temperature,
         top_p=m.top_p,
