@@ -15,9 +15,10 @@ import pytest
 from . import hookspecs
 from .agents import load_predictions, make_builtin_agent
 from .agents.base import EpisodeLimits
-from .agents.prompts import PromptNotFoundError, load_prompt
+from .agents.prompts import REPO_PROMPTS_DIR, PromptNotFoundError, load_prompt
 from .collect import SUITES_KEY, ContractsModule, is_inside_suite
 from .episode import EpisodeSettings
+from .errors import TermrlError
 from .freeze import freeze_task
 from .selfcheck import run_check
 from .harness import Harness
@@ -60,9 +61,8 @@ def pytest_addhooks(pluginmanager):
 
 def _resolve_prompts(config, options: TermrlOptions) -> None:
     search = [Path(str(config.rootpath)) / "prompts"]
-    from .agents.prompts import REPO_PROMPTS_DIR
-
-    search.append(REPO_PROMPTS_DIR)
+    if REPO_PROMPTS_DIR.resolve() != search[0].resolve():
+        search.append(REPO_PROMPTS_DIR)
     names, texts = [], {}
     for value in options.prompts:
         try:
@@ -83,10 +83,8 @@ def pytest_configure(config):
         _resolve_prompts(config, options)
         if options.predictions is not None:
             load_predictions(options.predictions)
-    except (ValueError, PromptNotFoundError, Exception) as exc:
-        if isinstance(exc, (ValueError, PromptNotFoundError)) or type(exc).__name__ == "TaskFormatError":
-            raise pytest.UsageError(str(exc)) from None
-        raise
+    except (ValueError, TermrlError) as exc:
+        raise pytest.UsageError(str(exc)) from None
     config.stash[OPTIONS_KEY] = options
     if not config.getini("termrl_stop_on_broken_tasks"):
         # One broken task must not stop the others: its collection error is reported, and
