@@ -81,11 +81,13 @@ def bench_commands(backend: BwrapBackend, count: int) -> dict:
     return quantiles(times)
 
 
-def bench_verifier(backend: BwrapBackend, suite_dir: Path) -> tuple[dict, dict[str, float]]:
+def bench_verifier(backend: BwrapBackend, suite_dir: Path, limit: int | None = None) -> tuple[dict, dict[str, float]]:
     suite = load_suite(suite_dir / "contracts.jsonl")
+    if suite.problems:
+        raise SystemExit("the suite does not load cleanly: " + "; ".join(sorted(suite.problems.values()))[:2000])
     harness = Harness(backend, EpisodeSettings())
     per_task: dict[str, float] = {}
-    for loaded in sorted(suite.tasks, key=lambda lt: lt.task.id):
+    for loaded in sorted(suite.tasks, key=lambda lt: lt.task.id)[:limit]:
         sandbox = harness.new_sandbox(loaded, f"bench-verify-{loaded.task.id}")
         try:
             outcome = harness.play(EpisodeSpec(str(suite_dir), loaded.task.id), loaded, sandbox, OracleAgent())
@@ -118,6 +120,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--starts", type=int, default=20, help="sandboxes started for the start figure (default 20)")
     parser.add_argument("--commands", type=int, default=200, help="'true' commands for the per-command figure (default 200)")
     parser.add_argument("--suite", type=Path, default=CORE, help="suite folder (default task_suites/core)")
+    parser.add_argument("--verifier-tasks", type=int, default=None, help="time the verifier on the first N tasks only (default all)")
     parser.add_argument("--suite-repeat", type=int, default=2, help="whole-suite runs per worker count (default 2)")
     parser.add_argument("--skip-suite", action="store_true", help="skip the whole-suite subprocess runs")
     parser.add_argument("--json", type=Path, default=None, help="also write the figures here as JSON")
@@ -128,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
     figures: dict = {"cpus": os.cpu_count(), "python": sys.version.split()[0]}
     figures["start"] = bench_start(backend, args.starts)
     figures["command"] = bench_commands(backend, args.commands)
-    figures["verifier"], figures["verifier_per_task"] = bench_verifier(backend, args.suite)
+    figures["verifier"], figures["verifier_per_task"] = bench_verifier(backend, args.suite, args.verifier_tasks)
     if not args.skip_suite:
         figures["suite_n1"] = bench_suite(args.suite, 1, args.suite_repeat)
         figures["suite_n2"] = bench_suite(args.suite, 2, args.suite_repeat)

@@ -25,8 +25,29 @@ CORE_CONTRACTS = CORE / "contracts.jsonl"
 SMALL_TASKS = ("checksum_verify", "config_ini_update", "log_error_counts")
 
 
-def core_task_ids() -> list[str]:
-    return sorted(json.loads(line)["task_id"] for line in CORE_CONTRACTS.read_text().splitlines() if line.strip())
+def core_task_ids(contracts: Path = CORE_CONTRACTS) -> list[str]:
+    return sorted(json.loads(line)["task_id"] for line in contracts.read_text().splitlines() if line.strip())
+
+
+def core_sample(limit: int = 12) -> list[str]:
+    """One frozen core task per category (the first by id), at most ``limit``: a quick cross-section."""
+    import tomllib
+
+    frozen = set(core_task_ids())
+    by_category: dict[str, str] = {}
+    for task_id in sorted(frozen):
+        toml = CORE / task_id / "task.toml"
+        if not toml.is_file():
+            continue
+        category = tomllib.loads(toml.read_text()).get("category", "general")
+        by_category.setdefault(category, task_id)
+    return sorted(by_category.values())[:limit]
+
+
+def snapshot_core(dest: Path) -> Path:
+    """A copy of the whole real core suite, so edits to the repo during a run don't race it."""
+    shutil.copytree(CORE, dest, ignore=shutil.ignore_patterns("__pycache__", ".pytest_cache"))
+    return dest
 
 
 def core_contract_lines(task_ids) -> list[str]:

@@ -265,3 +265,32 @@ def test_cleanup_removes_groups_of_dead_runs(fake_cgroup_root):
     removed = backend.cleanup_stale()
     assert str(stale) in removed and not stale.exists()
     assert not (fake_cgroup_root / "memory" / "termrl" / stale.name).exists()
+
+
+# -- the harness's control folder ------------------------------------------------------------
+@pytest.fixture
+def host_target(tmp_path):
+    """A root-only host file standing for any host path (/etc/cron.d/..., /root/.ssh/...)."""
+    target = tmp_path / "host_secret_config"
+    target.write_text("original\n")
+    os.chmod(target, 0o600)
+    return target
+
+
+def test_next_command_file_cannot_be_pointed_at_a_host_file(make_sandbox, host_target):
+    # The agent plants a link where the harness will write its next command as root.
+    sandbox = make_sandbox("escape-cmd")
+    sandbox.run(f'n=$(ls /run/termrl/cmd.* | sed "s/.*cmd\\.//"); ln -sf {host_target} /run/termrl/cmd.$((n+1)) 2>/dev/null; true')
+    sandbox.run("echo harmless # * * * * * root /tmp/payload")
+    assert host_target.read_text() == "original\n"
+    assert host_target.stat().st_mode & 0o777 == 0o600
+    assert sandbox.run("echo ok").output == "ok\n"
+
+
+def test_shell_init_file_cannot_be_pointed_at_a_host_file(make_sandbox, host_target):
+    # The harness rewrites init.sh on every restart; the agent can force a restart.
+    sandbox = make_sandbox("escape-init")
+    sandbox.run(f"rm -f /run/termrl/init.sh 2>/dev/null; ln -sf {host_target} /run/termrl/init.sh 2>/dev/null; exit 1")
+    assert host_target.read_text() == "original\n"
+    assert host_target.stat().st_mode & 0o777 == 0o600
+    assert sandbox.run("echo ok").output == "ok\n"

@@ -33,6 +33,11 @@ class EpisodeLog:
         if self._handle is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._handle = open(self.path, "a", encoding="utf-8")
+            if self._handle.tell() > 0:
+                with open(self.path, "rb") as existing:
+                    existing.seek(-1, os.SEEK_END)
+                    if existing.read(1) != b"\n":
+                        self._handle.write("\n")  # end a torn line left by a killed writer
         self._handle.write(json.dumps(record, sort_keys=True, ensure_ascii=True) + "\n")
         self._handle.flush()
         os.fsync(self._handle.fileno())

@@ -28,6 +28,7 @@ from .shell import PersistentShell, ShellProcess
 
 HOME_INSIDE = "/home/user"
 CTL_INSIDE = "/run/termrl"
+IO_INSIDE = "/run/termrl-out"
 _LABEL = re.compile(r"^sbx-(\d+)-")
 
 
@@ -147,7 +148,7 @@ class BwrapBackend(SandboxBackend):
         timeout_s: float,
         cwd: str = HOME_INSIDE,
     ) -> IsolatedRun:
-        limits = ResourceLimits(self.settings, home.parent.name + "-verify")
+        limits = ResourceLimits(self.settings, f"sbx-{os.getpid()}-verify-{secrets.token_hex(4)}")
         limits.setup()
         secret_r, secret_w = os.pipe()
         result_r, result_w = os.pipe()
@@ -182,15 +183,13 @@ class BwrapBackend(SandboxBackend):
 
     def cleanup_stale(self) -> list[str]:
         removed = []
-        alive_labels = set()
         for path in sorted(self.workroot.glob("sbx-*")):
             match = _LABEL.match(path.name)
             if match and _pid_alive(int(match.group(1))):
-                alive_labels.add(path.name)
                 continue
             shutil.rmtree(path, ignore_errors=True)
             removed.append(str(path))
-        removed += remove_stale_cgroups({label for name in alive_labels for label in (name, name + "-verify")})
+        removed += remove_stale_cgroups(lambda name: bool((m := _LABEL.match(name)) and _pid_alive(int(m.group(1)))))
         return removed
 
 
@@ -258,11 +257,14 @@ class BwrapSandbox(Sandbox):
         self._folder = folder
         self._home = folder / "home"
         self._ctl = folder / "ctl"
+        self._io = folder / "io"
         s = self.settings
-        for path, mode in ((self._home, 0o755), (self._ctl, 0o700)):
+        for path, mode in ((self._home, 0o755), (self._io, 0o700)):
             path.mkdir()
             os.chmod(path, mode)
             os.chown(path, s.agent_uid, s.agent_gid) if backend.privileged else None
+        self._ctl.mkdir()
+        os.chmod(self._ctl, 0o755)  # the harness's: never writable by the agent
         self._limits = ResourceLimits(s, folder.name)
         self._limits.setup()
         self.enforced_limits = dict(self._limits.enforced)
@@ -270,6 +272,8 @@ class BwrapSandbox(Sandbox):
             spawn=self._spawn_shell,
             ctl_host=self._ctl,
             ctl_inside=CTL_INSIDE,
+            io_host=self._io,
+            io_inside=IO_INSIDE,
             workdir=HOME_INSIDE,
             output_cap=s.output_cap_chars,
         )
@@ -284,7 +288,7 @@ class BwrapSandbox(Sandbox):
         return self._shell
 
     def _spawn_shell(self) -> ShellProcess:
-        args = self._backend._bwrap_args(self._home, ["--bind", str(self._ctl), CTL_INSIDE, "--chdir", HOME_INSIDE])
+        args = self._backend._bwrap_args(self._home, ["--ro-bind", str(self._ctl), CTL_INSIDE, "--bind", str(self._io), IO_INSIDE, "--chdir", HOME_INSIDE])
         command = self._limits.wrap(args + ["bash", "--noprofile", "--norc"])
         process = subprocess.Popen(
             command,

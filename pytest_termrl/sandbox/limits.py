@@ -10,6 +10,7 @@ import shlex
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 from .base import SandboxSettings
 
@@ -74,7 +75,7 @@ class ResourceLimits:
         steps = [f"echo $$ > {shlex.quote(str(d / 'cgroup.procs'))}" for d in self.cgroup_dirs]
         steps += self._ulimits
         script = " && ".join(steps + ['exec "$@"'])
-        return ["/bin/sh", "-c", script, "termrl-limits", *argv]
+        return ["/bin/bash", "-c", script, "termrl-limits", *argv]
 
     def pids(self) -> list[int]:
         for path in self.cgroup_dirs:
@@ -97,15 +98,15 @@ class ResourceLimits:
         self.cgroup_dirs = []
 
 
-def remove_stale_cgroups(alive: set[str]) -> list[str]:
-    """Remove empty termrl cgroups whose label is not in ``alive`` (left by killed runs)."""
+def remove_stale_cgroups(alive: Callable[[str], bool]) -> list[str]:
+    """Remove empty termrl cgroups for whose label ``alive`` is false (left by killed runs)."""
     removed = []
     for controller in ("memory", "pids", "cpu"):
         base = _V1_ROOT / controller / _GROUP
         if not base.is_dir():
             continue
         for path in base.iterdir():
-            if path.is_dir() and path.name not in alive:
+            if path.is_dir() and not alive(path.name):
                 try:
                     path.rmdir()
                     removed.append(str(path))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import stat
 
 _CONTROL = {c: "?" for c in range(32) if chr(c) not in "\n\t"}
 
@@ -18,7 +19,10 @@ def read_capped(path: str, cap_chars: int) -> tuple[str, bool]:
     except OSError:
         return "", False
     try:
-        size = os.fstat(fd).st_size
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            return "[no output: the command replaced its output file]", False
+        size = info.st_size
         if size <= cap_chars:
             return _clean(os.pread(fd, size, 0)), False
         half = cap_chars // 2

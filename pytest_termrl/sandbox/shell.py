@@ -1,10 +1,11 @@
 """A persistent bash driven over pipes, with each command's text and output in files.
 
-The harness writes the command to ``<ctl>/cmd.N`` and asks the shell to source it with
-stdin closed and output sent to ``<ctl>/out.N``. Sourcing at top level keeps cwd,
-variables and functions; a syntax error stays inside the command. After each command the
-shell saves its state so that, when a command kills or wedges the shell (``exit``,
-``exec``, a builtin loop, a read from a FIFO), a new shell resumes where it was.
+The harness writes the command to ``<ctl>/cmd.N`` (a folder the agent can only read) and
+asks the shell to source it with stdin closed and output sent to ``<io>/out.N``. Sourcing
+at top level keeps cwd, variables and functions; a syntax error stays inside the command.
+After each command the shell saves its state so that, when a command times out or kills
+or wedges the shell (``exit``, ``exec``, a builtin loop, a read from a FIFO), every
+process is killed and a new shell resumes where the last finished command left it.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import os
 import secrets
 import select
+import shutil
 import subprocess
 import time
 from dataclasses import dataclass
@@ -63,22 +65,25 @@ class PersistentShell:
         spawn: Callable[[], ShellProcess],
         ctl_host: Path,
         ctl_inside: str,
+        io_host: Path,
+        io_inside: str,
         workdir: str,
         output_cap: int,
-        kill_grace_s: float = 2.0,
+        exit_grace_s: float = 2.0,
     ) -> None:
         self._spawn = spawn
         self._ctl_host = ctl_host
         self._ctl_inside = ctl_inside
+        self._io_host = io_host
+        self._io_inside = io_inside
         self._workdir = workdir
         self._cap = output_cap
-        self._grace = kill_grace_s
+        self._grace = exit_grace_s
         self._counter = 0
         self._shell: ShellProcess | None = None
         self._buffer = b""
         self._token = ""
         self.restarts = 0
-        self._spare: set[int] = set()
 
     # -- lifecycle -------------------------------------------------------------------
     def start(self, restore: bool = False) -> None:
@@ -87,18 +92,17 @@ class PersistentShell:
         self._token = "__TERMRL_DONE_" + secrets.token_hex(8)
         (self._ctl_host / "init.sh").write_text(INIT_SCRIPT)
         lines = [
-            f"__TERMRL_CTL={self._ctl_inside}; __TERMRL_TOKEN={self._token}",
+            f"__TERMRL_CTL={self._io_inside}; __TERMRL_TOKEN={self._token}",
             f". {self._ctl_inside}/init.sh",
             f"cd {self._workdir}",
         ]
         if restore:
-            lines.append(f". {self._ctl_inside}/state.sh >/dev/null 2>&1")
-            lines.append(f'cd -- "$(cat {self._ctl_inside}/state.cwd 2>/dev/null || echo {self._workdir})" 2>/dev/null')
+            lines.append(f". {self._io_inside}/state.sh >/dev/null 2>&1")
+            lines.append(f'cd -- "$(cat {self._io_inside}/state.cwd 2>/dev/null || echo {self._workdir})" 2>/dev/null')
         lines.append("__termrl_done 0 0")
         self._send("\n".join(lines) + "\n")
         if self._wait_for(0, time.monotonic() + 30) is None:
             raise RuntimeError("the sandbox shell did not start: " + self._buffer.decode(errors="replace")[-500:])
-        self._spare = self._find_shell()
 
     def stop(self) -> None:
         shell, self._shell = self._shell, None
@@ -134,24 +138,25 @@ class PersistentShell:
         self._remove_old_outputs(n)
         started = time.monotonic()
         ctl = self._ctl_inside
-        self._send(f"{{ . {ctl}/cmd.{n}; }} </dev/null >{ctl}/out.{n} 2>&1; __termrl_done {n} $?\n")
+        self._send(f"{{ . {ctl}/cmd.{n}; }} </dev/null >{self._io_inside}/out.{n} 2>&1; __termrl_done {n} $?\n")
         rc = self._wait_for(n, started + timeout_s)
-        timed_out = rc is None and self._alive()
+        timed_out = rc is None and time.monotonic() >= started + timeout_s
         restarted = False
-        if timed_out:
-            kill_descendants(self._shell.tree_root, spare=self._spare)
-            rc = self._wait_for(n, time.monotonic() + self._grace)
         if rc is None:
-            # The shell itself died (exit, exec) or is wedged in a builtin: resume in a new one.
+            # Timed out (the whole command must stop, not only its children), or the shell
+            # died (exit, exec) or is wedged in a builtin: resume in a new one.
             if not timed_out:
-                rc = self._shell.process.poll()
+                try:
+                    rc = self._shell.process.wait(timeout=self._grace)
+                except subprocess.TimeoutExpired:
+                    rc = None
             self.stop()
             self.start(restore=True)
             self.restarts += 1
             restarted = True
         if timed_out:
             rc = TIMEOUT_EXIT_CODE
-        output, truncated = read_capped(str(self._ctl_host / f"out.{n}"), self._cap)
+        output, truncated = read_capped(str(self._io_host / f"out.{n}"), self._cap)
         return CommandResult(
             output=output,
             exit_code=rc,
@@ -162,26 +167,6 @@ class PersistentShell:
         )
 
     # -- internals -------------------------------------------------------------------
-    def _find_shell(self) -> set[int]:
-        """Host pids to spare on a timeout: the shell and the processes between it and the root.
-
-        Called once the shell answered, when it is the only bash in the sandbox.
-        """
-        tree = self._shell.tree_root
-        chain = descendants(tree)
-        parents = _parents(chain)
-        for pid in chain:
-            if _argv0(pid) == b"bash":
-                spare = {tree}
-                while pid in parents and pid != tree:
-                    spare.add(pid)
-                    pid = parents[pid]
-                return spare
-        return {tree}
-
-    def _alive(self) -> bool:
-        return self._shell is not None and self._shell.process.poll() is None
-
     def _send(self, text: str) -> None:
         try:
             self._shell.process.stdin.write(text.encode())
@@ -216,28 +201,10 @@ class PersistentShell:
             self._buffer = (self._buffer + chunk)[-65536:]
 
     def _remove_old_outputs(self, n: int) -> None:
-        for name in (f"cmd.{n - 1}", f"out.{n - 1}"):
+        for path in (self._ctl_host / f"cmd.{n - 1}", self._io_host / f"out.{n - 1}"):
             try:
-                (self._ctl_host / name).unlink()
+                path.unlink()
             except FileNotFoundError:
                 pass
-
-
-def _parents(pids: list[int]) -> dict[int, int]:
-    parents = {}
-    for pid in pids:
-        try:
-            with open(f"/proc/{pid}/stat", "rb") as handle:
-                stat = handle.read()
-            parents[pid] = int(stat[stat.rfind(b")") + 2 :].split()[1])
-        except (OSError, ValueError, IndexError):
-            continue
-    return parents
-
-
-def _argv0(pid: int) -> bytes:
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as handle:
-            return handle.read().split(b"\0")[0]
-    except OSError:
-        return b""
+            except IsADirectoryError:
+                shutil.rmtree(path, ignore_errors=True)  # the agent made it a folder

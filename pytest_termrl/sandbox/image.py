@@ -1,0 +1,401 @@
+"""Images for the docker backend, built locally: no container registry is needed.
+
+The suite's base image is a minimal Debian root filesystem made with ``debootstrap`` from
+the Debian mirror this machine's apt already uses (read from /etc/apt/sources.list*, never
+hard-coded), with the tools the tasks need and a user ``user`` (uid 1000, home
+/home/user), then ``docker import``-ed. No Python test tooling is installed in it: the
+verifier mounts the harness's own interpreter read-only, as the bwrap backend does.
+
+    python -m pytest_termrl.sandbox.image build [--tag termrl-base:1] [--force]
+    python -m pytest_termrl.sandbox.image ensure [--tag termrl-base:1]   # build if missing
+    python -m pytest_termrl.sandbox.image mirror                         # show the apt mirror
+
+A task may bring a Dockerfile; :func:`build_task_image` builds it with the network off and
+without pulling, and a ``FROM`` image that is not present locally is a clear error naming
+the image and how to provide it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from ..errors import SandboxError
+
+DEFAULT_TAG = "termrl-base:1"
+BASE_LABEL = "termrl.base"
+RECIPE_LABEL = "termrl.recipe"
+TASK_IMAGE_LABEL = "termrl.task-image"
+AGENT_UID = 1000
+AGENT_GID = 1000
+
+PACKAGES = (
+    # what the brief and the core tasks need
+    "bash", "coreutils", "python3", "git", "jq", "tar", "gzip", "findutils", "gawk", "sed", "procps",
+    # what a terminal agent reaches for next; all small
+    "grep", "diffutils", "xz-utils", "bzip2", "less", "file", "bc", "zip", "unzip", "util-linux", "psmisc",
+)
+IMAGE_ENV = {
+    "PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+    "LANG": "C.UTF-8",
+}
+
+
+class ImageError(SandboxError):
+    """An image could not be found or built; the message says how to get it."""
+
+
+# -- the apt mirror --------------------------------------------------------------------
+@dataclass(frozen=True)
+class AptSource:
+    uri: str
+    suites: tuple[str, ...]
+    components: tuple[str, ...]
+    keyring: str | None = None
+
+
+def host_codename(os_release: Path = Path("/etc/os-release")) -> str | None:
+    try:
+        text = os_release.read_text()
+    except OSError:
+        return None
+    match = re.search(r"^VERSION_CODENAME=\"?([A-Za-z0-9._-]+)\"?\s*$", text, re.M)
+    return match.group(1) if match else None
+
+
+def _parse_one_line(text: str) -> list[AptSource]:
+    sources = []
+    for raw in text.splitlines():
+        line = raw.split("#", 1)[0].strip()
+        if not line.startswith("deb "):
+            continue
+        keyring = None
+        options = re.match(r"deb\s+\[([^\]]*)\]\s+", line)
+        if options:
+            for option in options.group(1).split():
+                if option.startswith("signed-by="):
+                    keyring = option.split("=", 1)[1]
+            line = "deb " + line[options.end():]
+        fields = line.split()
+        if len(fields) >= 3:
+            sources.append(AptSource(fields[1], (fields[2],), tuple(fields[3:]), keyring))
+    return sources
+
+
+def _parse_deb822(text: str) -> list[AptSource]:
+    sources = []
+    for stanza in re.split(r"\n\s*\n", text):
+        fields: dict[str, str] = {}
+        key = None
+        for raw in stanza.splitlines():
+            if raw.lstrip().startswith("#"):
+                continue
+            if raw[:1] in (" ", "\t") and key:
+                fields[key] += " " + raw.strip()
+                continue
+            if ":" in raw:
+                key, value = raw.split(":", 1)
+                key = key.strip().lower()
+                fields[key] = value.strip()
+        if "deb" not in fields.get("types", "").split() or fields.get("enabled", "yes").lower() == "no":
+            continue
+        for uri in fields.get("uris", "").split():
+            sources.append(
+                AptSource(uri, tuple(fields.get("suites", "").split()), tuple(fields.get("components", "").split()), fields.get("signed-by"))
+            )
+    return sources
+
+
+def apt_sources(etc_apt: Path = Path("/etc/apt")) -> list[AptSource]:
+    """Every ``deb`` source apt is configured with, in apt's reading order."""
+    found: list[AptSource] = []
+    main_list = etc_apt / "sources.list"
+    if main_list.is_file():
+        found += _parse_one_line(main_list.read_text(errors="replace"))
+    folder = etc_apt / "sources.list.d"
+    if folder.is_dir():
+        for path in sorted(folder.iterdir()):
+            if path.suffix == ".list":
+                found += _parse_one_line(path.read_text(errors="replace"))
+            elif path.suffix == ".sources":
+                found += _parse_deb822(path.read_text(errors="replace"))
+    return found
+
+
+def apt_mirror(suite: str | None = None, etc_apt: Path = Path("/etc/apt")) -> tuple[str, str, str | None]:
+    """(mirror URI, suite, keyring) of the first apt source serving ``suite``'s main component.
+
+    ``suite`` defaults to the host's codename, so the image matches the host's C library
+    (the verifier runs the harness's own interpreter inside it).
+    """
+    suite = suite or host_codename()
+    if suite is None:
+        raise ImageError("cannot tell this machine's distribution codename (/etc/os-release); pass --suite")
+    sources = apt_sources(etc_apt)
+    for source in sources:
+        if suite in source.suites and "main" in source.components:
+            return source.uri.rstrip("/"), suite, source.keyring
+    listed = ", ".join(f"{s.uri} {'/'.join(s.suites)}" for s in sources) or "none"
+    raise ImageError(
+        f"no apt source in {etc_apt}/sources.list* serves '{suite} main' (found: {listed}); pass --mirror URI"
+    )
+
+
+# -- the base image --------------------------------------------------------------------
+def recipe_hash(suite: str, packages: tuple[str, ...] = PACKAGES) -> str:
+    text = json.dumps({"suite": suite, "packages": sorted(packages), "uid": AGENT_UID, "env": IMAGE_ENV, "v": 1}, sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def docker_client():
+    try:
+        import docker
+    except ImportError as exc:  # pragma: no cover - depends on the extra being installed
+        raise ImageError("the docker backend needs the Docker SDK: pip install 'pytest-termrl[docker]' (docker>=7.1)") from exc
+    try:
+        client = docker.from_env()
+        client.ping()
+    except Exception as exc:  # noqa: BLE001 - whatever the SDK raises, the engine is not there
+        host = os.environ.get("DOCKER_HOST", "unix:///var/run/docker.sock")
+        raise ImageError(f"no Docker engine answers at {host} ({exc}); start one, e.g. .ci/docker-setup.sh") from exc
+    return client
+
+
+def image_exists(client, tag: str) -> bool:
+    import docker
+
+    try:
+        client.images.get(tag)
+        return True
+    except docker.errors.ImageNotFound:
+        return False
+
+
+def _run(argv: list[str], log: Callable[[str], None], **kwargs) -> None:
+    log("+ " + " ".join(argv))
+    result = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, **kwargs)
+    if result.returncode != 0:
+        raise ImageError(f"{argv[0]} failed (exit {result.returncode}):\n{result.stdout[-4000:]}")
+
+
+def build_base_image(
+    tag: str = DEFAULT_TAG,
+    mirror: str | None = None,
+    suite: str | None = None,
+    packages: tuple[str, ...] = PACKAGES,
+    client=None,
+    scratch: Path | None = None,
+    log: Callable[[str], None] = lambda line: print(line, file=sys.stderr, flush=True),
+) -> str:
+    """debootstrap a minimal root filesystem and import it as ``tag``; returns the image id."""
+    if os.geteuid() != 0:
+        raise ImageError("building the base image needs root (debootstrap makes device nodes and chroots)")
+    debootstrap = shutil.which("debootstrap") or next(
+        (p for p in ("/usr/sbin/debootstrap", "/sbin/debootstrap") if os.access(p, os.X_OK)), None
+    )
+    if debootstrap is None:
+        raise ImageError("debootstrap is not installed: apt-get install -y debootstrap")
+    client = client or docker_client()
+    found_mirror, suite, keyring = apt_mirror(suite)
+    mirror = mirror or found_mirror
+    started = time.monotonic()
+    work = Path(tempfile.mkdtemp(prefix="termrl-image-", dir=scratch or "/var/tmp"))
+    rootfs = work / "rootfs"
+    try:
+        argv = [debootstrap, "--variant=minbase", "--components=main", f"--include={','.join(packages)}"]
+        if keyring and Path(keyring).is_file():
+            argv.append(f"--keyring={keyring}")
+        _run(argv + [suite, str(rootfs), mirror], log)
+        _run(["chroot", str(rootfs), "groupadd", "--gid", str(AGENT_GID), "user"], log)
+        _run(
+            ["chroot", str(rootfs), "useradd", "--uid", str(AGENT_UID), "--gid", str(AGENT_GID), "--create-home",
+             "--home-dir", "/home/user", "--shell", "/bin/bash", "user"],
+            log,
+        )
+        os.chmod(rootfs / "home" / "user", 0o755)
+        for junk in ("var/cache/apt/archives", "var/lib/apt/lists", "var/log"):
+            for child in (rootfs / junk).glob("*"):
+                if child.is_file() or child.is_symlink():
+                    child.unlink()
+        # The image names no host: apt inside it has nowhere to go (the network is off anyway).
+        (rootfs / "etc" / "apt" / "sources.list").write_text("")
+        tarball = work / "rootfs.tar"
+        _run(["tar", "--numeric-owner", "--xattrs", "-C", str(rootfs), "-cf", str(tarball), "."], log)
+        changes = [f"ENV {k}={v}" for k, v in IMAGE_ENV.items()]
+        changes += ["WORKDIR /home/user", 'CMD ["/bin/bash"]',
+                    f"LABEL {BASE_LABEL}=1 {RECIPE_LABEL}={recipe_hash(suite, packages)} termrl.suite={suite}"]
+        repository, _, version = tag.rpartition(":") if ":" in tag.split("/")[-1] else (tag, "", "latest")
+        log(f"+ docker import {tarball} {tag}")
+        client.api.import_image_from_file(str(tarball), repository=repository, tag=version, changes=changes)
+        image = client.images.get(tag)
+        log(f"built {tag} ({image.short_id}, {image.attrs.get('Size', 0) / 1e6:.0f} MB) in {time.monotonic() - started:.0f} s")
+        return image.id
+    finally:
+        subprocess.run(["rm", "-rf", "--one-file-system", str(work)], check=False)
+
+
+def ensure_base_image(tag: str = DEFAULT_TAG, client=None, **kwargs) -> str:
+    """The image id of ``tag``, building it first when it is missing (the cache is the engine)."""
+    client = client or docker_client()
+    if image_exists(client, tag):
+        return client.images.get(tag).id
+    return build_base_image(tag, client=client, **kwargs)
+
+
+# -- task images -------------------------------------------------------------------------
+_FROM = re.compile(r"^\s*FROM\s+(?P<rest>.+)$", re.I)
+_ARG = re.compile(r"^\s*ARG\s+(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?:=(?P<value>\S*))?\s*$", re.I)
+
+
+def _logical_lines(text: str) -> list[str]:
+    lines, current = [], ""
+    for raw in text.splitlines():
+        stripped = raw.rstrip()
+        if not current and stripped.lstrip().startswith("#"):
+            continue
+        if stripped.endswith("\\"):
+            current += stripped[:-1] + " "
+            continue
+        lines.append(current + stripped)
+        current = ""
+    if current:
+        lines.append(current)
+    return lines
+
+
+def base_images(dockerfile: Path) -> list[str]:
+    """The images a Dockerfile's FROM lines need from outside (stages and ``scratch`` excluded)."""
+    args: dict[str, str] = {}
+    stages: set[str] = set()
+    needed: list[str] = []
+    for line in _logical_lines(dockerfile.read_text()):
+        arg = _ARG.match(line)
+        if arg and not needed and not stages:
+            args[arg.group("name")] = (arg.group("value") or "").strip("\"'")
+            continue
+        match = _FROM.match(line)
+        if not match:
+            continue
+        words = [w for w in match.group("rest").split() if not w.startswith("--")]
+        if not words:
+            continue
+        image = re.sub(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?", lambda m: args.get(m.group(1), ""), words[0])
+        if len(words) >= 3 and words[1].lower() == "as":
+            stages.add(words[2].lower())
+        if image.lower() in stages or image.lower() == "scratch":
+            continue
+        if image not in needed:
+            needed.append(image)
+    return needed
+
+
+def missing_image_message(image: str, dockerfile: Path) -> str:
+    how = (
+        f"build it with `python -m pytest_termrl.sandbox.image build --tag {image}`"
+        if image.split(":")[0] == DEFAULT_TAG.split(":")[0]
+        else f"load it from a saved archive (`docker load -i {image.replace('/', '_').replace(':', '_')}.tar`, "
+        f"made with `docker save {image}` on a machine that can pull it) or build it locally and tag it {image}"
+    )
+    return (
+        f"{dockerfile}: FROM {image}: the image is not present in the local Docker engine and no container "
+        f"registry is reachable from here, so it cannot be pulled; {how}"
+    )
+
+
+def task_image_tag(context: Path) -> str:
+    digest = hashlib.sha256()
+    for path in sorted(p for p in context.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
+        digest.update(str(path.relative_to(context)).encode() + b"\0")
+        digest.update(path.read_bytes())
+        digest.update(b"\0")
+    name = re.sub(r"[^a-z0-9_.-]+", "-", context.name.lower()).strip("-.") or "task"
+    return f"termrl-task-{name}:{digest.hexdigest()[:12]}"
+
+
+def build_task_image(dockerfile_dir: Path, tag: str | None = None, client=None) -> str:
+    """Build the task's image from ``dockerfile_dir/Dockerfile`` with the network off; return its tag.
+
+    Every base image must already be in the engine: nothing is pulled. A tag derived from
+    the context's contents makes rebuilding an unchanged task free.
+    """
+    dockerfile_dir = Path(dockerfile_dir)
+    dockerfile = dockerfile_dir / "Dockerfile"
+    if not dockerfile.is_file():
+        raise ImageError(f"{dockerfile_dir}: no Dockerfile")
+    client = client or docker_client()
+    for image in base_images(dockerfile):
+        if not image_exists(client, image):
+            raise ImageError(missing_image_message(image, dockerfile))
+    tag = tag or task_image_tag(dockerfile_dir)
+    if image_exists(client, tag):
+        return tag
+    import docker
+
+    try:
+        client.images.build(
+            path=str(dockerfile_dir),
+            tag=tag,
+            pull=False,
+            rm=True,
+            forcerm=True,
+            network_mode="none",
+            labels={"termrl": "1", TASK_IMAGE_LABEL: "1"},
+        )
+    except docker.errors.BuildError as exc:
+        log = "".join(str(chunk.get("stream", chunk.get("error", ""))) for chunk in exc.build_log)
+        raise ImageError(f"{dockerfile}: docker build failed: {exc.msg}\n{log[-3000:]}") from exc
+    except docker.errors.APIError as exc:
+        raise ImageError(f"{dockerfile}: docker build failed: {exc.explanation or exc}") from exc
+    return tag
+
+
+# -- command line --------------------------------------------------------------------------
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m pytest_termrl.sandbox.image", description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    for name, text in (("build", "build the base image (again, with --force)"), ("ensure", "build the base image if it is missing")):
+        p = sub.add_parser(name, help=text)
+        p.add_argument("--tag", default=DEFAULT_TAG)
+        p.add_argument("--mirror", default=None, help="Debian mirror URI (default: the one apt uses)")
+        p.add_argument("--suite", default=None, help="distribution codename (default: the host's)")
+        p.add_argument("--scratch", default=None, help="folder for the temporary root filesystem (default /var/tmp)")
+        if name == "build":
+            p.add_argument("--force", action="store_true", help="rebuild even if the tag exists")
+    sub.add_parser("mirror", help="print the mirror and suite the build would use")
+    task = sub.add_parser("task", help="build a task's Dockerfile")
+    task.add_argument("dockerfile_dir")
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "mirror":
+            uri, suite, keyring = apt_mirror()
+            print(f"{uri} {suite}{' ' + keyring if keyring else ''}")
+            return 0
+        if args.command == "task":
+            print(build_task_image(Path(args.dockerfile_dir)))
+            return 0
+        client = docker_client()
+        kwargs = {"mirror": args.mirror, "suite": args.suite, "scratch": Path(args.scratch) if args.scratch else None}
+        if args.command == "ensure" or not args.force:
+            if image_exists(client, args.tag):
+                print(f"{args.tag} present ({client.images.get(args.tag).short_id}); nothing to do")
+                return 0
+        build_base_image(args.tag, client=client, **kwargs)
+        return 0
+    except ImageError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
