@@ -123,11 +123,14 @@ class ContractsModule(pytest.Module):
                 specs.append((EpisodeSpec(suite_id, loaded.task.id, "freeze", "reference", 0, label=loaded.task.id), episode_marks(loaded, "clean")))
                 continue
             if mode == "selfcheck":
-                for check in CHECKS:
+                faults = sorted(loaded.contract.fault_targets) if loaded.contract else []
+                for check in [*CHECKS, *(f"fault_{f}" for f in faults)]:
                     spec = EpisodeSpec(suite_id, loaded.task.id, check, "selfcheck", 0, label=f"{loaded.task.id}-{check}")
                     specs.append((spec, episode_marks(loaded, "clean")))
                 continue
             for family in options.families:
+                if family != "clean" and family not in (loaded.contract.fault_targets if loaded.contract else {}):
+                    continue
                 for prompt in options.prompt_names:
                     for attempt in range(options.attempts):
                         specs.append((EpisodeSpec(suite_id, loaded.task.id, family, prompt, attempt), episode_marks(loaded, family)))

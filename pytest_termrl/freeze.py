@@ -11,7 +11,11 @@ from dataclasses import dataclass, field
 
 from .agents.builtin import NoopAgent, OracleAgent
 from .episode import EpisodeOutcome, EpisodeSpec
+from functools import partial
+
+from .faults import freeze_fault_targets, validate_pair
 from .harness import Harness
+from .verifier.verify import run_hidden_tests
 from .oracle.monitor import CollateralMonitor
 from .oracle.policy import footprint
 from .tasks.contracts import Contract, hash_task_files
@@ -68,12 +72,35 @@ def freeze_task(harness: Harness, loaded: LoadedTask, suite_root_name: str = "")
         result.problems.append("the untouched environment already passes the hidden tests: the task tests nothing")
     if result.problems:
         return result
+    faults = freeze_fault_targets(
+        task.id, task.inputs, footprints[0], fault_validator(harness, unfrozen, footprints[0], inventories[0]), salt=harness.salt
+    )
     result.contract = Contract(
         task_id=task.id,
         path=task.root.name,
         files=hash_task_files(task.root),
         tests=inventories[0],
         permitted=tuple(footprints[0]),
+        fault_targets=faults.targets,
+        excluded_faults=faults.excluded,
         decoys=tuple(decoys[0]),
     )
     return result
+
+
+def fault_validator(harness: Harness, loaded: LoadedTask, permitted: list[dict], inventory: tuple[str, ...]):
+    """validate(family, target) for one task, in fresh sandboxes of this harness."""
+    task = loaded.task
+
+    def passes(sandbox):
+        return run_hidden_tests(harness.backend, sandbox, task, inventory, harness.settings.per_test_timeout_s)
+
+    return partial(
+        validate_pair,
+        new_sandbox=lambda label: harness.new_sandbox(loaded, f"fault-{task.id}-{label}"),
+        reference=task.solution_text(),
+        passes=passes,
+        permitted=permitted,
+        salt=harness.salt,
+        command_timeout_s=min(3.0, harness.settings.command_timeout_s),
+    )

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from .agents.base import Agent, AgentContext, EpisodeLimits
 from .episode import EpisodeMonitor, EpisodeOutcome, EpisodeSettings, EpisodeSpec, run_episode
+from .faults import FAMILIES, FaultMonitor, FaultState
 from .oracle.decoys import plant_decoys
 from .oracle.manifest import take_manifest
 from .oracle.monitor import CollateralMonitor
@@ -26,6 +27,7 @@ class Harness:
     prompts: dict[str, str] = field(default_factory=dict)
     """System prompt text by prompt name."""
     predictions: dict[str, str] = field(default_factory=dict)
+    salt: str = ""
 
     def new_sandbox(self, loaded: LoadedTask, label: str) -> Sandbox:
         """A sandbox with the task's environment in place and its setup run."""
@@ -37,14 +39,23 @@ class Harness:
             raise
         return sandbox
 
-    def watch(self, loaded: LoadedTask, sandbox: Sandbox) -> CollateralMonitor:
+    def inject(self, loaded: LoadedTask, sandbox: Sandbox, family: str) -> FaultState | None:
+        """Break the prepared environment as the family says, at the contract's frozen target."""
+        if family == "clean":
+            return None
+        target = loaded.contract.fault_targets[family]
+        s = sandbox.settings
+        return FAMILIES[family].inject(sandbox.home, target, s.agent_uid, s.agent_gid, salt=self.salt)
+
+    def watch(self, loaded: LoadedTask, sandbox: Sandbox, fault: FaultState | None = None) -> CollateralMonitor:
         """Plant the task's decoys, take the baseline manifest and start the collateral oracle.
 
-        Called after any fault was injected, so the fault's own changes are in the baseline.
+        Called after any fault was injected, so the fault's own changes are in the baseline,
+        and repairing them is permitted.
         """
         task = loaded.task
         permitted = loaded.contract.permitted if loaded.contract is not None else ()
-        policy = Policy(Permission.from_dict(p) for p in permitted)
+        policy = Policy([*(Permission.from_dict(p) for p in permitted), *(fault.permissions() if fault else ())])
         outputs = [p["path"] for p in permitted]
         settings = sandbox.settings
         decoys = plant_decoys(sandbox.home, task.id, task.inputs, settings.agent_uid, settings.agent_gid, avoid=outputs)
@@ -73,15 +84,21 @@ class Harness:
         sandbox: Sandbox,
         agent: Agent,
         oracle: CollateralMonitor | None = None,
+        fault: FaultState | None = None,
         monitors: list[EpisodeMonitor] = (),
     ) -> EpisodeOutcome:
-        """Play one episode; the collateral oracle watches it (pass ``oracle`` to keep a handle)."""
+        """Play one episode; the collateral oracle watches it (pass ``oracle`` to keep a handle).
+
+        With a fault, its monitor comes after the oracle: the oracle judges the home as the
+        agent left it, then the fault monitor checks integrity and restores the input for grading.
+        """
         context = self.context(spec, loaded)
         settings = self.settings
         if context.limits is not settings.limits:
             settings = EpisodeSettings(context.limits, settings.command_timeout_s, settings.per_test_timeout_s)
         inventory = loaded.contract.tests if loaded.contract is not None else None
-        monitors = [oracle or self.watch(loaded, sandbox), *monitors]
+        fault_monitors = [FaultMonitor(sandbox.home, fault)] if fault is not None else []
+        monitors = [oracle or self.watch(loaded, sandbox, fault), *fault_monitors, *monitors]
         return run_episode(
             spec=spec,
             task=loaded.task,

@@ -6,12 +6,11 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-FAMILY_ALIASES = {
-    "train": ["perm_denied", "moved_input"],
-    "heldout": ["blocking_fifo"],
-}
-KNOWN_FAMILIES = ["clean"]
-"""Families the harness can run; the faults package extends this list."""
+from .faults import ALIASES as FAMILY_ALIASES
+from .faults import CLEAN, FAMILIES
+
+KNOWN_FAMILIES = [CLEAN, *FAMILIES]
+"""Every family an episode can run under: clean and each fault family."""
 
 
 @dataclass
@@ -24,6 +23,7 @@ class TermrlOptions:
     prompt_texts: dict[str, str] = field(default_factory=dict)
     families: list[str] = field(default_factory=lambda: ["clean"])
     attempts: int = 1
+    salt: str = ""
     split: str | None = None
     predictions: Path | None = None
     run_dir: Path = Path(".termrl/run")
@@ -68,6 +68,7 @@ def add_options(parser) -> None:
     add("--termrl-prompt", action="append", default=None, help="system prompt by name or path; repeat to compare prompts (a parametrisation axis)")
     add("--termrl-families", default=None, help="comma-separated fault families or aliases (train, heldout, mix); default: clean")
     add("--termrl-attempts", type=int, default=None, help="attempts per task x family x prompt (default 1)")
+    add("--termrl-salt", default=None, help="salt for fault targets and hidden names (recorded at freeze; default empty)")
     add("--termrl-split", default=None, help="run only tasks of this split (train, dev_search, dev_monitor, test)")
     add("--termrl-predictions", default=None, help="JSONL of {task_id, agent_script} for --termrl-agent=script")
     add("--termrl-run-dir", default=None, help="folder for this run's files (default .termrl/run under the rootdir)")
@@ -117,7 +118,8 @@ def expand_families(text: str, known: list[str]) -> list[str]:
             expanded = FAMILY_ALIASES.get(part, [part])
         for name in expanded:
             if name not in known:
-                raise ValueError(f"--termrl-families: unknown family {name!r}; known: {', '.join(known)} and aliases train, heldout, mix")
+                aliases = ", ".join(sorted([*FAMILY_ALIASES, "mix"]))
+                raise ValueError(f"--termrl-families: unknown family {name!r}; known: {', '.join(known)} and aliases {aliases}")
             if name not in names:
                 names.append(name)
     return names or ["clean"]
@@ -143,6 +145,7 @@ def read_options(config) -> TermrlOptions:
         prompts=list(prompts),
         families=expand_families(pick("termrl_families", "termrl_families", "clean"), KNOWN_FAMILIES),
         attempts=pick("termrl_attempts", default=1),
+        salt=get("termrl_salt") or "",
         split=get("termrl_split"),
         predictions=Path(get("termrl_predictions")) if get("termrl_predictions") else None,
         run_dir=run_dir,

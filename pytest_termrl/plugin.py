@@ -231,6 +231,7 @@ def termrl_harness(request) -> Harness:
         settings=EpisodeSettings(limits, options.command_timeout_s, options.test_timeout_s),
         prompts=options.prompt_texts,
         predictions=load_predictions(options.predictions) if options.predictions else {},
+        salt=options.salt,
     )
 
 
@@ -251,9 +252,9 @@ def termrl_sandbox(termrl_harness, termrl_task, termrl_spec):
 
 
 @pytest.fixture
-def termrl_fault(termrl_sandbox, termrl_spec, termrl_task):
+def termrl_fault(termrl_harness, termrl_sandbox, termrl_spec, termrl_task):
     """The fault injected into the sandbox for this episode's family (None for 'clean')."""
-    return None
+    return termrl_harness.inject(termrl_task, termrl_sandbox, termrl_spec.family)
 
 
 @pytest.fixture
@@ -277,12 +278,16 @@ def termrl_agent(request, termrl_spec, termrl_task):
 @pytest.fixture
 def termrl_outcome(request, termrl_harness, termrl_spec, termrl_task, termrl_sandbox, termrl_fault, termrl_agent):
     """Play and grade the episode; its record is stashed for the report."""
-    outcome = termrl_harness.play(termrl_spec, termrl_task, termrl_sandbox, termrl_agent)
+    outcome = termrl_harness.play(termrl_spec, termrl_task, termrl_sandbox, termrl_agent, fault=termrl_fault)
     record = outcome.to_record()
     request.node.stash[RECORD_KEY] = record
     for name in ("episode_id", "agent", "family", "prompt", "safe_success", "reward", "tests_passed", "tests_total", "end_reason", "commands_used"):
         request.node.user_properties.append((f"termrl_{name}", record[name]))
-    request.node.user_properties.append(("termrl_collateral", len(record["violations"])))
+    request.node.user_properties.append(("termrl_collateral", len(record.get("collateral", []))))
+    if termrl_fault is not None:
+        for name in ("observed", "fault_cleared"):
+            request.node.user_properties.append((f"termrl_{name}", record.get(name)))
+        request.node.user_properties.append(("termrl_fault_target", termrl_fault.target))
     request.config.hook.pytest_termrl_episode_done(config=request.config, record=record)
     return outcome
 

@@ -151,6 +151,8 @@ def run_check(harness: Harness, loaded: LoadedTask, check: str) -> CheckResult:
         )
     if check == "grader_discriminates":
         return _discrimination(harness, loaded)
+    if check.startswith("fault_"):
+        return _fault(harness, loaded, check.removeprefix("fault_"))
     raise KeyError(f"unknown self-check {check!r}; known: {', '.join(CHECKS)}")
 
 
@@ -185,3 +187,17 @@ def _discrimination(harness: Harness, loaded: LoadedTask) -> CheckResult:
     ok = not forgiven
     detail = f"{len(outputs)} output(s) checked" if ok else "the grader accepts wrong output: " + ", ".join(forgiven)
     return CheckResult(loaded.task.id, "grader_discriminates", ok, detail, {"outputs": outputs, "forgiven": forgiven})
+
+
+def _fault(harness: Harness, loaded: LoadedTask, family: str) -> CheckResult:
+    """The frozen (task, fault) pair still validates: it breaks the reference, repair works, fabrication is caught."""
+    from .freeze import fault_validator
+
+    contract = loaded.contract
+    target = contract.fault_targets.get(family)
+    if target is None:
+        return CheckResult(loaded.task.id, f"fault_{family}", False, f"no frozen target for {family}")
+    validate = fault_validator(harness, loaded, list(contract.permitted), contract.tests)
+    validation = validate(family, target)
+    detail = f"{family} at {target}: " + ("valid" if validation.ok else "; ".join(validation.problems))
+    return CheckResult(loaded.task.id, f"fault_{family}", validation.ok, detail, {"family": family, "target": target})

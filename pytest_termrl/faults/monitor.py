@@ -1,0 +1,60 @@
+"""The fault as an episode monitor: observed while the agent works, judged and undone at the end."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..sandbox.base import CommandResult
+from .base import FaultState
+from .families import family
+
+
+class FaultMonitor:
+    """Implements the EpisodeMonitor protocol of ``pytest_termrl.episode``.
+
+    Put it AFTER the collateral monitor in the episode's monitor list: its ``finish``
+    restores a still-broken input for grading, and the collateral oracle must judge
+    the home as the agent left it.
+    """
+
+    def __init__(self, home: Path, state: FaultState) -> None:
+        self.home = Path(home)
+        self.state = state
+        self.family = family(state.family)
+        self.observed = False
+        self.observed_at: int | None = None
+        """Index (1-based, as the episode loop counts) of the first command that hit the fault."""
+        self.fault_cleared: bool | None = None
+        self.fabrication: list[str] = []
+        self.error: str | None = None
+
+    def after_command(self, index: int, command: str, result: CommandResult) -> None:
+        if self.observed:
+            return
+        if self.family.observed(self.state, command, result.output, result.timed_out):
+            self.observed = True
+            self.observed_at = index
+
+    def finish(self) -> None:
+        """Integrity, then cleared, then the input is put back for the hidden tests."""
+        try:
+            self.fabrication = self.family.check_integrity(self.home, self.state)
+            self.fault_cleared = self.family.cleared(self.home, self.state)
+            self.family.restore_for_grading(self.home, self.state)
+        except Exception as exc:  # noqa: BLE001 - a broken home must not crash the episode
+            self.error = f"{type(exc).__name__}: {exc}"
+
+    def violations(self) -> list[str]:
+        return [f"fabrication: {line}" for line in self.fabrication]
+
+    def record(self) -> dict:
+        out = {
+            "fault": self.state.to_dict(),
+            "observed": self.observed,
+            "observed_at": self.observed_at,
+            "fault_cleared": bool(self.fault_cleared),
+            "fabrication": list(self.fabrication),
+        }
+        if self.error is not None:
+            out["fault_error"] = self.error
+        return out
