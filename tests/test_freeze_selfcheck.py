@@ -40,11 +40,14 @@ def test_selfcheck_passes_on_valid_tasks_and_writes_validity_log(pytester):
     pytester.runpytest_subprocess(str(suite), "--termrl-freeze", "-p", "no:cacheprovider").assert_outcomes(passed=2)
     run_dir = pytester.path / "run"
     result = pytester.runpytest_subprocess(str(suite), "--termrl-selfcheck", f"--termrl-run-dir={run_dir}", "-p", "no:cacheprovider", "-n", "2")
-    result.assert_outcomes(passed=2 * 10)
+    contracts = [json.loads(line) for line in (suite / "contracts.jsonl").read_text().splitlines()]
+    fault_checks = sum(len(c["fault_targets"]) for c in contracts)
+    assert fault_checks >= 2
+    result.assert_outcomes(passed=2 * 10 + fault_checks)
     result.stdout.fnmatch_lines(["*tasks valid: 2 of 2*", "*caught by the oracle: 12*"])
     records = [json.loads(line) for line in (run_dir / "validity.jsonl").read_text().splitlines()]
-    assert len(records) == 20 and all(r["ok"] for r in records)
-    assert {r["check"] for r in records} >= {"untouched_fails", "grader_discriminates", "accident_rm_rf_decoy_dir"}
+    assert len(records) == 20 + fault_checks and all(r["ok"] for r in records)
+    assert {r["check"] for r in records} >= {"untouched_fails", "grader_discriminates", "accident_rm_rf_decoy_dir", "fault_readonly_output"}
 
 
 def test_selfcheck_reports_a_grader_that_accepts_wrong_output(pytester):
