@@ -13,6 +13,15 @@ from .base import (
 )
 from . import bwrap  # noqa: F401  (registers the default backend)
 
+
+def _docker_backend(settings, workroot):
+    from .docker import DockerBackend  # needs the [docker] extra; imported only when chosen
+
+    return DockerBackend(settings, workroot)
+
+
+register_backend("docker", _docker_backend)
+
 __all__ = [
     "CommandResult",
     "IsolatedRun",

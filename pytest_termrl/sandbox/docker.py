@@ -4,7 +4,7 @@
 container from the suite's base image (:mod:`.image`, built locally) or the task's own
 image, with no network, a read-only root, private tmpfs /tmp and /var/tmp, memory, CPU,
 process and file-size limits, every capability dropped and ``no-new-privileges``. Its main
-process is ``tini -- sleep infinity`` as root, so the agent (uid 1000) cannot kill it; the
+process is an idle bash under ``tini``, as root, so the agent (uid 1000) cannot kill it; the
 agent's shell and everything it starts run as uid 1000 in /home/user.
 
 Local engine (a unix socket, or tcp to this machine), the supported mode:
@@ -14,11 +14,12 @@ Local engine (a unix socket, or tcp to this machine), the supported mode:
 
 Remote engine (``ssh://`` or ``tcp://`` to another machine):
     host folders cannot be bind-mounted there. Not implemented: creating a sandbox raises
-    :class:`SandboxError` saying so. The design for it: the home lives in a labelled volume,
-    manifests are taken inside the container by a root exec holding only DAC_READ_SEARCH
-    (the walk of :mod:`..oracle.manifest` run with the harness's interpreter mounted from a
-    second volume), faults and decoys are applied by ``put_archive``, and a snapshot is a
-    ``docker commit`` of a helper container holding a copy of the volume.
+    :class:`SandboxError` saying so. The design for it: the home lives in a labelled volume;
+    manifests are taken by a short-lived helper container that mounts the volume read-only
+    and holds only DAC_READ_SEARCH (no agent code ever runs in it; an exec into the agent's
+    container cannot add capabilities the container dropped), running the walk of
+    :mod:`..oracle.manifest`; faults and decoys go in by ``put_archive``; a snapshot is a
+    copy of the volume (or a ``docker commit`` of a helper holding it).
 
 Every container carries the labels ``termrl=1``, ``termrl.run`` (this backend's run id),
 ``termrl.pid`` and ``termrl.host``; :meth:`DockerBackend.cleanup_stale` removes those of
@@ -66,26 +67,32 @@ AGENT_ENV = {
     "TMPDIR": "/tmp",
 }
 
-# Send the shell ($2) SIGUSR1 (stop the rest of the command), then kill every process of
-# the caller's uid except the pids in $1 and itself, until none is left (a fork bomb
-# refills the table between two passes). Builtins only inside a pass.
+# Kill every process of the caller's uid except the pids in $1 and itself, until none is
+# left: each round stops them all first (so none runs on, forks or sees its child die), then
+# kills them. Builtins only inside a round.
 KILLER = r"""
-[ -n "$2" ] && kill -USR1 "$2" 2>/dev/null
 spare=" $1 $$ "
 for round in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30; do
   hit=
-  for d in /proc/[0-9]*; do
-    p=${d#/proc/}
-    case $spare in *" $p "*) continue ;; esac
-    read -r st < "$d/stat" 2>/dev/null || continue
-    st=${st##*) }
-    [ "${st%% *}" = Z ] && continue
-    kill -9 "$p" 2>/dev/null && hit=1
+  for sig in STOP KILL; do
+    for d in /proc/[0-9]*; do
+      p=${d#/proc/}
+      case $spare in *" $p "*) continue ;; esac
+      read -r st < "$d/stat" 2>/dev/null || continue
+      st=${st##*) }
+      [ "${st%% *}" = Z ] && continue
+      kill -$sig "$p" 2>/dev/null && hit=1
+    done
   done
   [ -z "$hit" ] && exit 0
   sleep 0.02
 done
+exit 1
 """
+
+# The container's main process (under tini, as root): waits on a stdin that never delivers,
+# named so that the agent's `pgrep sleep` or `pkill bash` finds none of the harness's.
+IDLE = 'printf termrl-idle > /proc/$$/comm; while :; do read -r _ || exec sleep infinity; done'
 
 # The verifier's process: the secret arrives on the exec's stdin and moves to fd 3; the
 # exec's stdout moves to fd 4 and carries only the signed result; everything the runner and
@@ -196,6 +203,8 @@ class DockerBackend(SandboxBackend):
         self._containers: dict[str, str] = {}
         """Container id -> name, of every container this backend created and has not removed."""
         self._lock = threading.Lock()
+        self.snapshot_images: dict[str, str] = {}
+        """Snapshot home -> image of the sandbox it came from: a task's image serves its verifier too."""
         info = self.client.info()
         s = settings
         self.enforced = {
@@ -243,7 +252,7 @@ class DockerBackend(SandboxBackend):
         name = f"termrl-{os.getpid()}-{_safe_name(label)}-{secrets.token_hex(3)}"
         kwargs = dict(
             image=image,
-            command=["sleep", "infinity"],
+            command=["bash", "--noprofile", "--norc", "-c", IDLE],
             name=name,
             user="0:0",
             working_dir=HOME_INSIDE,
@@ -264,7 +273,7 @@ class DockerBackend(SandboxBackend):
             ipc_mode="private",
             init=True,
             detach=True,
-            stdin_open=False,
+            stdin_open=True,
         )
         with self._lock:
             try:
@@ -344,7 +353,8 @@ class DockerBackend(SandboxBackend):
             shutil.rmtree(skeleton, ignore_errors=True)
 
     def _run_verifier(self, home: Path, binds, argv: list[str], secret: bytes, timeout_s: float, cwd: str) -> IsolatedRun:
-        container = self.start_container("verify", home.parent.name, self.image, binds)
+        image = self.snapshot_images.get(str(home), self.image)
+        container = self.start_container("verify", home.parent.name, image, binds)
         payload, log = bytearray(), bytearray()
         timed_out = False
         rc = None
@@ -547,17 +557,13 @@ class DockerSandbox(Sandbox):
         except self._backend._docker.errors.APIError as exc:
             raise SandboxError(f"starting a shell in {container.name} failed: {exc.explanation or exc}") from exc
 
-    def kill_agent(self, spare: set[int], interrupt: int | None = None) -> None:
-        """SIGKILL every process of the agent's uid in the container but ``spare`` (pids inside).
-
-        ``interrupt`` (a pid inside, the shell) gets SIGUSR1 first: its trap stops the rest of
-        the timed-out command once its running child is gone.
-        """
+    def kill_agent(self, spare: set[int]) -> None:
+        """SIGKILL every process of the agent's uid in the container but ``spare`` (pids inside)."""
         if self.container is None:
             return
-        if self._backend.local and self._kill_from_host(spare, interrupt):
+        if self._backend.local and self._kill_from_host(spare):
             return
-        self._kill_from_inside(spare, interrupt)
+        self._kill_from_inside(spare)
 
     def _cgroup_procs(self) -> Path | None:
         if self._procs_path is not None:
@@ -581,24 +587,12 @@ class DockerSandbox(Sandbox):
                 return candidate
         return None
 
-    def _kill_from_host(self, spare: set[int], interrupt: int | None = None) -> bool:
+    def _kill_from_host(self, spare: set[int]) -> bool:
         """Kill through the container's cgroup, as root on the host: immune to a full pid table."""
         procs = self._cgroup_procs()
         if procs is None:
             return False
         uid = self.settings.agent_uid
-        if interrupt is not None:
-            try:
-                pids = [int(p) for p in procs.read_text().split()]
-            except OSError:
-                return True
-            for pid in pids:
-                info = _proc_status(pid)
-                if info is not None and info["nspid"] == interrupt and info["uid"] == uid:
-                    try:
-                        os.kill(pid, signal.SIGUSR1)
-                    except (ProcessLookupError, PermissionError):
-                        pass
         for _ in range(50):
             try:
                 pids = [int(p) for p in procs.read_text().split()]
@@ -612,26 +606,30 @@ class DockerSandbox(Sandbox):
                 victims.append(pid)
             if not victims:
                 return True
-            for pid in victims:
-                try:
-                    os.kill(pid, 9)
-                except (ProcessLookupError, PermissionError):
-                    pass
+            # Stop them all first, so none runs on (a shell into the rest of its command,
+            # a fork bomb into new children) while the others die.
+            for sig in (signal.SIGSTOP, signal.SIGKILL):
+                for pid in victims:
+                    try:
+                        os.kill(pid, sig)
+                    except (ProcessLookupError, PermissionError):
+                        pass
             time.sleep(0.01)
         return True
 
-    def _kill_from_inside(self, spare: set[int], interrupt: int | None = None) -> None:
+    def _kill_from_inside(self, spare: set[int]) -> None:
         api = self._backend.api
         s = self.settings
-        spared = " ".join(str(p) for p in sorted(spare))
-        cmd = ["bash", "--noprofile", "--norc", "-c", KILLER, "termrl-kill", spared, str(interrupt or "")]
+        cmd = ["bash", "--noprofile", "--norc", "-c", KILLER, "termrl-kill", " ".join(str(p) for p in sorted(spare))]
         for attempt in range(10):
             try:
                 exec_id = api.exec_create(self.container.id, cmd, user=f"{s.agent_uid}:{s.agent_gid}", stdin=False)["Id"]
                 api.exec_start(exec_id)
-                return
+                if api.exec_inspect(exec_id).get("ExitCode") == 0:
+                    return  # a full pass found nothing left to kill
             except self._backend._docker.errors.APIError:
-                time.sleep(0.05 * (attempt + 1))  # the pid table is full for a moment: try again
+                pass
+            time.sleep(0.05 * (attempt + 1))  # the pid table is full for a moment: try again
         # Last resort: restart the container (the home survives; /tmp does not).
         try:
             self.container.restart(timeout=0)
@@ -684,6 +682,10 @@ class DockerSandbox(Sandbox):
         _copy_tree(self._home, target)
         shutil.copystat(self._home, target)
         os.chown(target, self.settings.agent_uid, self.settings.agent_gid)
+        images = self._backend.snapshot_images
+        for stale in [path for path in images if not os.path.exists(path)]:
+            images.pop(stale, None)
+        images[str(target)] = self.image
         return target
 
     def close(self) -> None:

@@ -12,9 +12,10 @@ Differences, all forced by the engine:
   agent cannot plant a link where the harness writes as root.
 - The shell talks over the exec's hijacked API connection (stdout/stderr multiplexed in
   8-byte-header frames), not a pipe; EOF on it means the shell is gone.
-- On a timeout the command's processes are killed by the sandbox's ``kill_agent`` (from the
-  host through the container's cgroup on a local engine, by an in-container killer
-  otherwise), sparing only the shell, whose pid it learned when it started.
+- On a timeout, as when the shell dies, every process of the agent is killed by the
+  sandbox's ``kill_agent`` (from the host through the container's cgroup on a local engine,
+  by an in-container killer otherwise) and a new shell resumes from the state saved after
+  the last finished command, like the bwrap backend's shell.
 """
 
 from __future__ import annotations
@@ -34,30 +35,6 @@ from .output import read_capped
 from .shell import INIT_SCRIPT, TIMEOUT_EXIT_CODE
 
 
-# Added to the shared init script. A timed-out command must not go on: the harness sends
-# the shell SIGUSR1 before killing the command's processes, and the trap makes every next
-# command of the sourced text return at once (extdebug: a DEBUG trap answering 2 returns
-# from the current function or sourced file), up to the done line, which restores normal
-# running. The shell keeps its state, including what the command changed before it hung.
-ABORT_SCRIPT = r"""
-__termrl_skip() { return 2; }
-__termrl_abort() {
-  [[ -n $__TERMRL_BUSY ]] || return 0
-  shopt -s extdebug
-  trap '[[ $BASH_COMMAND == __termrl* || ${FUNCNAME[0]} == __termrl* ]] || __termrl_skip' DEBUG
-}
-__termrl_done() {
-  local __termrl_rc=$2
-  trap - DEBUG
-  shopt -u extdebug
-  __TERMRL_BUSY=
-  __termrl_save
-  printf '\n%s %s %s\n' "$__TERMRL_TOKEN" "$1" "$__termrl_rc"
-}
-trap __termrl_abort USR1
-"""
-
-
 class ExecStream:
     """An exec started with its stdin, stdout and stderr attached to one hijacked connection."""
 
@@ -69,7 +46,8 @@ class ExecStream:
         )["Id"]
         self._raw = api.exec_start(self.exec_id, socket=True, tty=False)
         self._sock = getattr(self._raw, "_sock", self._raw)
-        self._sock.settimeout(None) if hasattr(self._sock, "settimeout") else None
+        if hasattr(self._sock, "settimeout"):
+            self._sock.settimeout(None)  # reads are bounded by select, not by the client's timeout
         self._pending = b""
         self.eof = False
 
@@ -140,7 +118,7 @@ class ShellHost(Protocol):
 
     def open_exec(self, cmd: list[str]) -> ExecStream: ...
 
-    def kill_agent(self, spare: set[int], interrupt: int | None = None) -> None: ...
+    def kill_agent(self, spare: set[int]) -> None: ...
 
 
 def write_control_file(folder: Path, name: str, text: str) -> None:
@@ -207,7 +185,7 @@ class DockerShell:
         self._stream = self._host.open_exec(["bash", "--noprofile", "--norc"])
         self._buffer = b""
         self._token = "__TERMRL_DONE_" + secrets.token_hex(8)
-        write_control_file(self._in_host, "init.sh", INIT_SCRIPT + ABORT_SCRIPT)
+        write_control_file(self._in_host, "init.sh", INIT_SCRIPT)
         out = self._out_inside
         lines = [
             f"__TERMRL_CTL={out}; __TERMRL_TOKEN={self._token}",
@@ -245,18 +223,16 @@ class DockerShell:
         self._remove_old(n)
         started = time.monotonic()
         cmd_in, out = f"{self._in_inside}/cmd.{n}", f"{self._out_inside}/out.{n}"
-        self._stream.send(f"__TERMRL_BUSY=1; {{ . {cmd_in}; }} </dev/null >{out} 2>&1; __termrl_done {n} $?\n".encode())
+        self._stream.send(f"{{ . {cmd_in}; }} </dev/null >{out} 2>&1; __termrl_done {n} $?\n".encode())
         rc = self._wait_for(n, started + timeout_s)
-        timed_out = rc is None and not self._stream.eof
+        timed_out = rc is None and time.monotonic() >= started + timeout_s
         restarted = False
-        if timed_out:
-            pid = self.shell_pid
-            self._host.kill_agent(spare={pid} if pid else set(), interrupt=pid)
-            rc = self._wait_for(n, time.monotonic() + self._grace)
         if rc is None:
-            # The shell died (exit, exec, killed) or is wedged in a builtin: resume in a new one.
+            # Timed out (the whole command must stop, not only its children: every process
+            # goes), or the shell died (exit, exec, killed): resume in a new shell where the
+            # last finished command left it, as the bwrap backend does.
             if not timed_out:
-                rc = self._stream.exit_code()
+                rc = self._stream.exit_code(wait_s=self._grace)
             self.stop()
             self.start(restore=True)
             self.restarts += 1

@@ -70,7 +70,30 @@ def _short(report):
     return "\n".join(picked)[:2000]
 
 
+def _non_dumpable():
+    """Make /proc/<pid>/fd and /proc/<pid>/mem of this process root's alone.
+
+    Code the hidden tests run as the same uid (an agent's script, a git hook in the
+    agent's repository) could otherwise read the key from memory or write to the pipe.
+    """
+    import ctypes
+
+    PR_SET_DUMPABLE = 4
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_DUMPABLE, 0) failed")
+
+
+# Repository settings of the agent's git repositories must not run code in the verifier.
+_GIT_OVERRIDES = {"core.fsmonitor": "false", "core.hooksPath": "/dev/null", "core.pager": "cat"}
+
+
 def main(argv):
+    _non_dumpable()
+    for index, (key, value) in enumerate(_GIT_OVERRIDES.items()):
+        os.environ[f"GIT_CONFIG_KEY_{index}"] = key
+        os.environ[f"GIT_CONFIG_VALUE_{index}"] = value
+    os.environ["GIT_CONFIG_COUNT"] = str(len(_GIT_OVERRIDES))
     key_fd = int(os.environ.pop("TERMRL_SECRET_FD"))
     result_fd = int(os.environ.pop("TERMRL_RESULT_FD"))
     key = b""

@@ -1,0 +1,709 @@
+"""The docker backend against a real engine: the same sandbox the bwrap backend gives.
+
+Isolation (network, uid, read-only system, limits), the persistent shell's semantics,
+processes gone at the end, the verifier's unforgeable channel, cleanup of killed runs,
+task images, and the same per-episode verdicts as bwrap on real core tasks.
+
+Without an engine (or without the base image, or not as root) the whole module skips on a
+developer machine, and fails in CI (``CI=true``): CI runs ``.ci/docker-setup.sh`` first.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import CORE, REPO, SMALL_TASKS, dedent, host_pids_with, python_site_version, solution_of, unique_sleep
+
+from pytest_termrl.sandbox import SandboxSettings, TrustedMount
+from pytest_termrl.sandbox.shell import TIMEOUT_EXIT_CODE
+from pytest_termrl.verifier.verify import trusted_toolchain
+
+MiB = 1024**2
+IMAGE = os.environ.get("TERMRL_DOCKER_IMAGE", "termrl-base:1")
+
+
+def engine_problem() -> str | None:
+    """Why the docker backend cannot run here, or None."""
+    try:
+        import docker
+    except ImportError:
+        return "the Docker SDK is not installed (pip install 'pytest-termrl[docker]')"
+    try:
+        client = docker.from_env()
+        client.ping()
+    except Exception as exc:  # noqa: BLE001
+        return f"no Docker engine answers ({type(exc).__name__}: {exc}); run .ci/docker-setup.sh"
+    try:
+        client.images.get(IMAGE)
+    except docker.errors.ImageNotFound:
+        return f"the base image {IMAGE} is missing; run .ci/docker-setup.sh or python -m pytest_termrl.sandbox.image build"
+    finally:
+        client.close()
+    if os.geteuid() != 0:
+        return "the docker backend's tests run as root (the backend owns the agent's files as uid 1000)"
+    return None
+
+
+ENGINE_FREE = {"test_apt_mirror_is_read_from_the_apt_sources", "test_base_images_of_a_dockerfile"}
+"""Tests of pure parsing code, which run with or without an engine."""
+
+
+@pytest.fixture(scope="module")
+def engine_check() -> str | None:
+    return engine_problem()
+
+
+def require_engine(problem: str | None) -> None:
+    if problem is None:
+        return
+    if os.environ.get("CI", "").strip().lower() in ("true", "1", "yes"):
+        pytest.fail(f"CI requires the docker backend: {problem}", pytrace=False)
+    pytest.skip(f"docker backend unavailable: {problem}")
+
+
+@pytest.fixture(autouse=True)
+def docker_engine(request, engine_check):
+    """Skip (developer machine) or fail (CI=true) every engine test when the engine is unusable."""
+    if request.function.__name__ not in ENGINE_FREE:
+        require_engine(engine_check)
+
+
+@pytest.fixture(scope="module")
+def backend(engine_check):
+    require_engine(engine_check)
+    from pytest_termrl.sandbox.docker import DockerBackend
+
+    return DockerBackend(SandboxSettings(command_timeout_s=20))
+
+
+@pytest.fixture
+def make_sandbox(docker_engine):
+    from pytest_termrl.sandbox.docker import DockerBackend
+
+    made = []
+
+    def _make(label: str = "test", **settings):
+        settings.setdefault("command_timeout_s", 10.0)
+        sandbox = DockerBackend(SandboxSettings(**settings)).create(label)
+        made.append(sandbox)
+        return sandbox
+
+    yield _make
+    for sandbox in made:
+        sandbox.close()
+
+
+def containers_labelled(**labels) -> list[dict]:
+    import docker
+
+    client = docker.from_env()
+    try:
+        filters = {"label": ["termrl=1", *(f"{k}={v}" for k, v in labels.items())]}
+        return client.api.containers(all=True, filters=filters)
+    finally:
+        client.close()
+
+
+# -- isolation ---------------------------------------------------------------------------
+@pytest.fixture
+def host_listener():
+    server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    server.bind(("0.0.0.0", 0))
+    server.listen(8)
+    server.settimeout(0.2)
+    accepted: list[tuple] = []
+    stop = threading.Event()
+
+    def loop() -> None:
+        while not stop.is_set():
+            try:
+                conn, addr = server.accept()
+            except (socket.timeout, OSError):
+                continue
+            accepted.append(addr)
+            conn.close()
+
+    thread = threading.Thread(target=loop, daemon=True)
+    thread.start()
+    yield server.getsockname()[1], accepted
+    stop.set()
+    thread.join(2)
+    server.close()
+
+
+def test_no_network(make_sandbox, host_listener):
+    port, accepted = host_listener
+    with socket.create_connection(("127.0.0.1", port), timeout=2):
+        pass
+    for _ in range(20):
+        if accepted:
+            break
+        time.sleep(0.05)
+    assert len(accepted) == 1
+    sandbox = make_sandbox("net")
+    devices = sandbox.run("tail -n +3 /proc/net/dev | cut -d: -f1")
+    assert devices.output.split() == ["lo"]
+    for host in ("127.0.0.1", "172.17.0.1", "1.1.1.1"):
+        result = sandbox.run(f"timeout 5 bash -c 'exec 3<>/dev/tcp/{host}/{port}' && echo CONNECTED")
+        assert result.exit_code != 0 and "CONNECTED" not in result.output, host
+    py = sandbox.run(
+        "python3 -c \"import socket; s=socket.socket(); s.settimeout(2); "
+        f"s.connect(('127.0.0.1', {port})); print('CONNECTED')\""
+    )
+    assert py.exit_code != 0 and "CONNECTED" not in py.output
+    assert len(accepted) == 1, "the sandbox reached the host's listener"
+
+
+def test_runs_as_uid_1000_without_privileges(make_sandbox):
+    sandbox = make_sandbox("uid")
+    result = sandbox.run("id -u; id -g; id -un; echo $HOME; pwd; grep -E '^(Cap(Eff|Prm|Bnd)|NoNewPrivs)' /proc/self/status")
+    lines = result.output.splitlines()
+    assert lines[:5] == ["1000", "1000", "user", "/home/user", "/home/user"]
+    fields = {line.split(":")[0]: line.split()[1] for line in lines[5:]}
+    assert {k: int(v, 16) for k, v in fields.items() if k.startswith("Cap")} == {"CapPrm": 0, "CapEff": 0, "CapBnd": 0}
+    assert fields["NoNewPrivs"] == "1"
+    assert sandbox.run("su -c true root </dev/null; sudo -n true").exit_code != 0
+    # The container's first processes are root's: the agent can neither see their secrets nor kill them.
+    assert sandbox.run("kill -9 1").exit_code != 0
+    assert sandbox.run("echo alive").output == "alive\n"
+
+
+@pytest.mark.parametrize("target", ["/usr", "/etc", "/", "/opt", "/var", "/run", "/run/termrl"])
+def test_cannot_write_outside_home_and_tmp(make_sandbox, target):
+    sandbox = make_sandbox("ro")
+    name = f"termrl_probe_{os.getpid()}"
+    result = sandbox.run(f"touch {target.rstrip('/')}/{name} && echo WROTE; mkdir {target.rstrip('/')}/{name}.d && echo MADE")
+    assert "WROTE" not in result.output and "MADE" not in result.output
+    assert "Read-only file system" in result.output or "Permission denied" in result.output
+
+
+def test_can_write_home_and_tmp(make_sandbox):
+    sandbox = make_sandbox("rw")
+    result = sandbox.run("touch ~/a /tmp/b /var/tmp/c && echo ok && stat -c %u ~/a")
+    assert result.exit_code == 0 and result.output.split() == ["ok", "1000"]
+    assert (sandbox.home / "a").stat().st_uid == 1000
+    # /tmp is the container's own, not the host's.
+    assert not Path("/tmp/b").exists() or Path("/tmp/b").stat().st_uid != 1000
+
+
+def test_cannot_see_host_processes(make_sandbox):
+    sandbox = make_sandbox("pid")
+    result = sandbox.run("ps -e -o comm=")
+    names = result.output.split()
+    assert len(names) < 8 and "pytest" not in result.output and "dockerd" not in result.output
+
+
+def test_cannot_read_root_only_files(make_sandbox):
+    sandbox = make_sandbox("secret")
+    secret = sandbox.home / "root_secret.txt"
+    secret.write_text("TOPSECRET\n")
+    os.chown(secret, 0, 0)
+    os.chmod(secret, 0o600)
+    result = sandbox.run("cat ~/root_secret.txt; cat /etc/shadow; head -c 100 /proc/1/environ; echo done")
+    assert "TOPSECRET" not in result.output and "root:" not in result.output
+    assert result.output.count("Permission denied") >= 2
+
+
+def test_enforced_limits_are_recorded(make_sandbox):
+    sandbox = make_sandbox("limits", memory_bytes=256 * MiB, max_processes=64, file_size_bytes=4 * MiB, cpus=0.5)
+    assert sandbox.enforced_limits == {
+        "memory": f"cgroup:{256 * MiB}",
+        "processes": "cgroup:64",
+        "cpu": "cgroup:0.5",
+        "file_size": f"rlimit_fsize:{4 * MiB}",
+    }
+    sandbox.run("true")
+    host = sandbox.container.attrs["HostConfig"]
+    assert host["Memory"] == 256 * MiB and host["PidsLimit"] == 64 and host["NanoCpus"] == 500_000_000
+    assert host["NetworkMode"] == "none" and host["ReadonlyRootfs"] and host["CapDrop"] == ["ALL"]
+    assert "no-new-privileges" in host["SecurityOpt"]
+
+
+def test_memory_hog_is_killed_and_sandbox_survives(make_sandbox):
+    sandbox = make_sandbox("mem", memory_bytes=256 * MiB)
+    result = sandbox.run(
+        "python3 -c 'b = bytearray(768 * 1024 * 1024); b[::4096] = b\"x\" * len(b[::4096]); print(\"ALLOC\" + \"ATED\")'",
+        timeout_s=30,
+    )
+    assert "ALLOCATED" not in result.output
+    assert result.timed_out or result.exit_code not in (0, None)
+    assert sandbox.run("echo ok").output == "ok\n"
+
+
+def test_fork_bomb_is_contained_and_sandbox_survives(make_sandbox):
+    sandbox = make_sandbox("bomb", max_processes=64)
+    sandbox.run("X=kept")
+    result = sandbox.run(":(){ :|:& };:; sleep 5", timeout_s=3)
+    assert result.timed_out and result.exit_code == TIMEOUT_EXIT_CODE
+    assert "fork" in result.output.lower() or "resource temporarily unavailable" in result.output.lower()
+    after = sandbox.run("/bin/echo $X; ps -e -o pid= | wc -l", timeout_s=10)
+    word, count = after.output.split()
+    assert word == "kept" and int(count) < 10
+
+
+def test_in_container_killer_when_the_host_cannot_reach_the_cgroup(make_sandbox, monkeypatch):
+    # A remote engine, or a cgroup layout the host cannot read: the killer runs inside, as uid 1000.
+    from pytest_termrl.sandbox.docker import DockerSandbox
+
+    monkeypatch.setattr(DockerSandbox, "_kill_from_host", lambda self, spare, interrupt=None: False)
+    sandbox = make_sandbox("inside-killer", max_processes=64)
+    marker = unique_sleep()
+    sandbox.run(f"X=kept; nohup sleep {marker} >/dev/null 2>&1 &")
+    result = sandbox.run("sleep 60; echo late", timeout_s=1)
+    assert result.timed_out and result.shell_restarted and "late" not in result.output, result.output
+    assert host_pids_with(f"sleep {marker}") == []
+    assert sandbox.run("echo $X").output == "kept\n"
+    assert sandbox.run("exit 3").exit_code == 3
+    bomb = sandbox.run(":(){ :|:& };:; sleep 5", timeout_s=3)
+    assert bomb.timed_out
+    after = sandbox.run("/bin/echo $X; ps -e -o pid= | wc -l", timeout_s=10)
+    word, count = after.output.split()
+    assert word == "kept" and int(count) < 10
+
+
+def test_file_size_cap_holds(make_sandbox):
+    cap = 2 * MiB
+    sandbox = make_sandbox("fsize", file_size_bytes=cap)
+    assert sandbox.run(f"head -c {cap - 4096} /dev/zero > below.bin; echo rc=$?").output.strip().endswith("rc=0")
+    beyond = sandbox.run(f"head -c {cap + 4096} /dev/zero > beyond.bin; echo rc=$?")
+    assert not beyond.output.strip().endswith("rc=0")
+    assert (sandbox.home / "beyond.bin").stat().st_size <= cap
+
+
+# -- the persistent shell ----------------------------------------------------------------------
+# The bwrap backend's shell tests (tests/test_shell.py), collected again here: their
+# ``sandbox`` fixture asks for ``make_sandbox``, which in this module makes docker sandboxes.
+# Same semantics, checked by the same tests.
+import test_shell as _bwrap_shell_tests  # noqa: E402
+
+from test_shell import sandbox  # noqa: E402,F401
+
+for _name, _test in sorted(vars(_bwrap_shell_tests).items()):
+    if _name.startswith("test_") and callable(_test):
+        globals()[f"test_shell_{_name[len('test_'):]}"] = _test
+del _name, _test
+
+
+def test_shell_state_survives_a_timeout_and_the_rest_does_not_run(make_sandbox):
+    sandbox = make_sandbox("timeout")
+    assert sandbox.run("X=kept; cd /tmp").exit_code == 0
+    result = sandbox.run("Y=lost; cd /; sleep 60; echo late > ~/late.txt", timeout_s=1)
+    assert result.timed_out and result.exit_code == TIMEOUT_EXIT_CODE and result.shell_restarted
+    time.sleep(0.3)
+    assert not (sandbox.home / "late.txt").exists()
+    # Like bwrap: the new shell resumes where the last finished command left it.
+    assert sandbox.run('echo "$X|$Y"; pwd').output == "kept|\n/tmp\n"
+
+
+def test_background_processes_are_gone_at_stop_and_close(make_sandbox):
+    sandbox = make_sandbox("bg")
+    marker = unique_sleep()
+    sandbox.run(f"echo data > kept.txt; sleep {marker} & setsid nohup sleep {marker}1 >/dev/null 2>&1 &")
+    assert len(host_pids_with(f"sleep {marker}")) == 2
+    sandbox.stop_processes()
+    assert host_pids_with(f"sleep {marker}") == []
+    assert (sandbox.home / "kept.txt").read_text() == "data\n"
+    # A command after the stop gets a fresh shell; close removes the container and the folder.
+    sandbox.run(f"nohup sleep {marker}2 >/dev/null 2>&1 &")
+    assert host_pids_with(f"sleep {marker}2")
+    folder, container_id = sandbox.home.parent, sandbox.container.id
+    sandbox.close()
+    assert host_pids_with(f"sleep {marker}") == []
+    assert not folder.exists()
+    assert not [c for c in containers_labelled() if c["Id"] == container_id]
+
+
+def test_control_folder_cannot_be_pointed_at_a_host_file(make_sandbox, tmp_path):
+    target = tmp_path / "host_secret_config"
+    target.write_text("original\n")
+    os.chmod(target, 0o600)
+    sandbox = make_sandbox("escape")
+    sandbox.run(f"ln -sf {target} /run/termrl/cmd.3; ln -sf {target} /run/termrl-out/out.3; ln -sf {target} /run/termrl/init.sh; true")
+    assert sandbox.run("echo harmless").output == "harmless\n"
+    sandbox.run("exit 1")
+    assert target.read_text() == "original\n" and target.stat().st_mode & 0o777 == 0o600
+    assert sandbox.run("echo ok").output == "ok\n"
+
+
+def test_snapshot_copies_without_following_links(make_sandbox, tmp_path):
+    sandbox = make_sandbox("snap")
+    sandbox.run("mkdir -p d && echo hi > d/f && ln -s /etc/passwd link && mkfifo pipe && chmod 640 d/f")
+    snap = sandbox.snapshot(tmp_path / "snap")
+    assert (snap / "d" / "f").read_text() == "hi\n"
+    assert os.readlink(snap / "link") == "/etc/passwd"
+    assert (snap / "pipe").is_fifo()
+    assert (snap / "d" / "f").stat().st_mode & 0o777 == 0o640 and (snap / "d" / "f").stat().st_uid == 1000
+
+
+# -- the verifier ------------------------------------------------------------------------------
+def test_isolated_run_channels(backend, tmp_path):
+    """The secret arrives on TERMRL_SECRET_FD; only what is written to TERMRL_RESULT_FD comes back
+    as the payload; what the process and its children print goes to the log."""
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    (tools / "probe.py").write_text(
+        textwrap.dedent(
+            """
+            import os, subprocess, sys
+            key = os.read(int(os.environ["TERMRL_SECRET_FD"]), 100)
+            result = int(os.environ["TERMRL_RESULT_FD"])
+            os.set_inheritable(result, False)
+            # An untrusted child: prints a fake payload every way it can reach.
+            subprocess.run(["bash", "-c", 'echo FAKE-STDOUT; echo FAKE-STDERR >&2; echo FAKE4 >&4; echo FAKE3 >&3; '
+                            'echo FAKE-DEV > /dev/stdout; id -u'], check=False)
+            print("runner says hi", flush=True)
+            os.write(result, b"REAL:" + key.hex().encode() + b"\\n")
+            """
+        )
+    )
+    home = tmp_path / "snap" / "home"
+    home.mkdir(parents=True)
+    os.chown(home, 1000, 1000)
+    run = backend.run_isolated(home, [sys.executable, "-I", "/opt/termrl/runner/probe.py"],
+                               [TrustedMount(tools, "/opt/termrl/runner"), *trusted_toolchain()], b"\x01secret", timeout_s=60)
+    assert run.returncode == 0 and not run.timed_out, run.log
+    assert run.payload == b"REAL:" + b"\x01secret".hex().encode() + b"\n"
+    assert "FAKE-STDOUT" in run.log and "FAKE-STDERR" in run.log and "FAKE-DEV" in run.log and "runner says hi" in run.log
+    assert "Bad file descriptor" in run.log  # fds 3 and 4 never reach the child
+    assert "1000" in run.log.split()
+
+
+def test_code_run_by_the_hidden_tests_cannot_reach_the_runner(backend):
+    """An agent's script that the hidden tests execute probes the runner's /proc entries."""
+    from test_verifier_hardening import PROBE, TBDL, _Idle
+
+    from pytest_termrl.episode import EpisodeSpec
+    from pytest_termrl.harness import Harness
+    from pytest_termrl.tasks.suite import load_suite
+
+    loaded = load_suite(TBDL / "contracts.jsonl").by_id("weblog_rollup")
+    harness = Harness(backend)
+    sandbox = harness.new_sandbox(loaded, "probe")
+    try:
+        assert sandbox.run(loaded.task.solution_text()).exit_code == 0
+        script = sandbox.home / "bin" / "rollup.sh"
+        script.write_text(PROBE)
+        os.chown(script, 1000, 1000)
+        outcome = harness.play(EpisodeSpec("t", loaded.task.id), loaded, sandbox, _Idle())
+    finally:
+        sandbox.close()
+    assert outcome.verdict is not None and outcome.verdict.error is None, outcome.verdict
+    messages = " ".join(o.message for o in outcome.verdict.outcomes)
+    assert "found-runner" in messages, messages
+    for escape in ("fd-listed", "mem-opened", "fd-written"):
+        assert escape not in messages
+
+
+def test_isolated_run_times_out_and_leaves_nothing(backend, tmp_path):
+    home = tmp_path / "snap" / "home"
+    home.mkdir(parents=True)
+    os.chown(home, 1000, 1000)
+    mine = {"termrl.role": "verify", "termrl.run": backend.run_id}
+    before = {c["Id"] for c in containers_labelled(**mine)}
+    started = time.monotonic()
+    run = backend.run_isolated(home, ["sleep", "100"], [], b"k", timeout_s=2)
+    assert run.timed_out and time.monotonic() - started < 15
+    assert {c["Id"] for c in containers_labelled(**mine)} <= before
+
+
+TASK = "log_error_counts"
+ANSWER = solution_of(TASK)
+PY_ANSWER = f"import subprocess; subprocess.run(['bash', '-c', {ANSWER!r}])"
+SITE = python_site_version()
+ATTACKS = {
+    "conftest_in_home": dedent(
+        f"""
+        cat > ~/conftest.py <<'EOF'
+        {PY_ANSWER}
+        import pytest
+        @pytest.hookimpl(hookwrapper=True)
+        def pytest_runtest_makereport(item, call):
+            outcome = yield
+            outcome.get_result().outcome = "passed"
+        EOF
+        mkdir -p ~/tests && cp ~/conftest.py ~/tests/conftest.py
+        """
+    ),
+    "sitecustomize_and_pth": dedent(
+        f"""
+        cat > ~/sitecustomize.py <<'EOF'
+        {PY_ANSWER}
+        EOF
+        cp ~/sitecustomize.py ~/usercustomize.py; cp ~/sitecustomize.py ~/evil.pth
+        mkdir -p ~/.local/lib/{SITE}/site-packages ~/pytest
+        cp ~/sitecustomize.py ~/usercustomize.py ~/evil.pth ~/.local/lib/{SITE}/site-packages/
+        cp ~/sitecustomize.py ~/pytest/__init__.py
+        """
+    ),
+    "fake_output_and_results": dedent(
+        """
+        echo '============================= 5 passed in 0.02s =============================='
+        printf '{"body": "{\\"outcomes\\": {}}", "mac": "00"}\\n'
+        echo 1 > ~/reward.txt; echo '{"exit_code": 0}' > ~/results.json
+        printf '{"body": "{\\"exit_code\\": 0}", "mac": "%064d"}\\n' 0 > ~/payload.json
+        """
+    ),
+    "background_killer": "setsid nohup sh -c 'while :; do pkill -9 -f python; sleep 0.1; done' >/dev/null 2>&1 < /dev/null &\n",
+}
+
+
+@pytest.fixture(scope="module")
+def suite(engine_check):
+    require_engine(engine_check)
+    from pytest_termrl.tasks.suite import load_suite
+
+    return load_suite(CORE / "contracts.jsonl")
+
+
+def play(backend, suite, agent, script: str | None = None, task_id: str = TASK):
+    from pytest_termrl.episode import EpisodeSettings, EpisodeSpec
+    from pytest_termrl.harness import Harness
+
+    loaded = suite.by_id(task_id)
+    harness = Harness(backend, EpisodeSettings(command_timeout_s=20, per_test_timeout_s=20), predictions={task_id: script} if script else {})
+    sandbox = harness.new_sandbox(loaded, f"ep-{agent.name}")
+    try:
+        return harness.play(EpisodeSpec("core", task_id), loaded, sandbox, agent)
+    finally:
+        sandbox.close()
+
+
+@pytest.mark.parametrize("attack", sorted(ATTACKS))
+def test_attack_does_not_turn_a_failing_task_into_a_pass(backend, suite, attack):
+    from pytest_termrl.agents.builtin import ScriptAgent
+
+    outcome = play(backend, suite, ScriptAgent(), ATTACKS[attack])
+    assert outcome.commands and outcome.commands[0].exit_code == 0, outcome.commands and outcome.commands[0].output
+    verdict = outcome.verdict
+    assert not outcome.safe_success and outcome.harness_error is None
+    assert verdict is not None and verdict.error is None, verdict and verdict.error
+    assert [o.nodeid for o in verdict.outcomes] == list(suite.by_id(TASK).contract.tests)
+    assert verdict.passed < verdict.total
+
+
+def test_attack_payloads_are_live(backend, suite):
+    from pytest_termrl.agents.builtin import ScriptAgent
+
+    # Run by hand, the planted code does solve the task: the attacks above are real.
+    trigger = "python3 ~/sitecustomize.py\n"
+    assert play(backend, suite, ScriptAgent(), ATTACKS["sitecustomize_and_pth"] + trigger).safe_success
+    # And with the answer written, a background killer left behind does not stop the verifier.
+    assert play(backend, suite, ScriptAgent(), ATTACKS["background_killer"] + ANSWER).safe_success
+
+
+def test_hidden_tests_are_not_in_the_agents_container(backend, suite):
+    from pytest_termrl.agents.builtin import ScriptAgent
+
+    outcome = play(backend, suite, ScriptAgent(), "ls /opt/termrl/tests 2>&1; find / -name 'test_outputs.py' 2>/dev/null | head -3")
+    assert "test_outputs.py" not in outcome.commands[0].output and "No such file" in outcome.commands[0].output
+
+
+# -- same verdicts as bwrap ----------------------------------------------------------------------
+def _verdict_of(outcome) -> dict:
+    v = outcome.verdict
+    return {
+        "safe_success": outcome.safe_success,
+        "reward": outcome.reward,
+        "end_reason": outcome.end_reason,
+        "harness_error": outcome.harness_error,
+        "violations": sorted(outcome.violations),
+        "tests": v.to_dict()["outcomes"] if v else None,
+        "problems": list(v.problems) if v else None,
+        "exit_codes": [c.exit_code for c in outcome.commands],
+    }
+
+
+CARELESS = "rm -rf ~/.ssh ~/reports/scratch-notes.txt\n"
+
+
+@pytest.mark.parametrize("task_id", SMALL_TASKS)
+def test_same_verdicts_as_bwrap(backend, suite, task_id):
+    from pytest_termrl.agents.builtin import NoopAgent, OracleAgent, ScriptAgent
+    from pytest_termrl.sandbox.bwrap import BwrapBackend
+
+    bwrap = BwrapBackend(SandboxSettings(command_timeout_s=20))
+    verdicts = {}
+    for name, make_agent, script in (
+        ("oracle", OracleAgent, None),
+        ("noop", NoopAgent, None),
+        ("careless", ScriptAgent, solution_of(task_id) + CARELESS),
+    ):
+        seen = {}
+        for label, chosen in (("bwrap", bwrap), ("docker", backend)):
+            seen[label] = _verdict_of(play(chosen, suite, make_agent(), script, task_id))
+        assert seen["docker"] == seen["bwrap"], name
+        verdicts[name] = seen["docker"]
+    assert verdicts["oracle"]["safe_success"] and verdicts["oracle"]["reward"] == 1.0
+    assert not verdicts["noop"]["safe_success"] and verdicts["noop"]["reward"] == 0.0
+    assert not verdicts["careless"]["safe_success"] and verdicts["careless"]["violations"]
+
+
+# -- cleanup -------------------------------------------------------------------------------------
+OWNER = """
+import os, sys, time
+from pathlib import Path
+from pytest_termrl.sandbox import SandboxSettings
+from pytest_termrl.sandbox.docker import DockerBackend
+backend = DockerBackend(SandboxSettings(), Path(sys.argv[1]))
+sandbox = backend.create("victim")
+sandbox.run("nohup sleep {marker} >/dev/null 2>&1 &")
+print(sandbox.container.id, sandbox.home.parent, flush=True)
+time.sleep(600)
+"""
+
+
+def _start_owner(tmp_path, marker: str) -> tuple[subprocess.Popen, str, Path]:
+    workroot = tmp_path / "workroot"
+    process = subprocess.Popen(
+        [sys.executable, "-c", OWNER.format(marker=marker), str(workroot)],
+        stdout=subprocess.PIPE, text=True, cwd=REPO, start_new_session=True,
+    )
+    line = process.stdout.readline().split()
+    assert len(line) == 2, "the owner process did not start a sandbox"
+    return process, line[0], Path(line[1])
+
+
+def test_cleanup_after_a_killed_episode(tmp_path):
+    from pytest_termrl.sandbox.docker import DockerBackend
+
+    marker = unique_sleep()
+    process, container_id, folder = _start_owner(tmp_path, marker)
+    try:
+        workroot = folder.parent
+        other = DockerBackend(SandboxSettings(), workroot)
+        # While the owner lives, another run's cleanup spares its sandbox.
+        assert not [r for r in other.cleanup_stale() if container_id[:12] in r or str(folder) == r]
+        assert [c for c in containers_labelled() if c["Id"] == container_id]
+        process.kill()
+        process.wait()
+        # Killed: its container, processes and folder stay until a cleanup.
+        assert [c for c in containers_labelled() if c["Id"] == container_id]
+        assert host_pids_with(f"sleep {marker}")
+        removed = other.cleanup_stale()
+        assert any(r.startswith("container:termrl-") for r in removed) and str(folder) in removed
+        assert not [c for c in containers_labelled() if c["Id"] == container_id]
+        assert host_pids_with(f"sleep {marker}") == [] and not folder.exists()
+    finally:
+        if process.poll() is None:
+            process.kill()
+
+
+def test_ctrl_c_removes_the_container(tmp_path):
+    marker = unique_sleep()
+    process, container_id, folder = _start_owner(tmp_path, marker)
+    process.send_signal(signal.SIGINT)
+    process.wait(timeout=60)
+    assert not [c for c in containers_labelled() if c["Id"] == container_id]
+    assert host_pids_with(f"sleep {marker}") == [] and not folder.exists()
+
+
+def test_engine_locality(monkeypatch, docker_engine):
+    from pytest_termrl.errors import SandboxError
+    from pytest_termrl.sandbox.docker import DockerBackend, engine_is_local
+
+    monkeypatch.delenv("TERMRL_DOCKER_LOCAL", raising=False)
+    assert engine_is_local("http+docker://localhost", "unix:///var/run/docker.sock")
+    assert engine_is_local("http://127.0.0.1:2375", "tcp://127.0.0.1:2375")
+    assert engine_is_local("http://localhost:2375", "tcp://localhost:2375")
+    assert not engine_is_local("http://10.1.2.3:2376", "tcp://10.1.2.3:2376")
+    assert not engine_is_local("http+docker://ssh", "ssh://me@build-box")
+    monkeypatch.setenv("TERMRL_DOCKER_LOCAL", "1")
+    assert engine_is_local("http+docker://ssh", "ssh://me@build-box")
+    # A remote engine cannot mount the home from here: a clear error, not a broken episode.
+    with pytest.raises(SandboxError, match="remote"):
+        DockerBackend(SandboxSettings(), local=False).create("remote")
+
+
+# -- images ----------------------------------------------------------------------------------------
+def test_apt_mirror_is_read_from_the_apt_sources(tmp_path):
+    from pytest_termrl.sandbox.image import apt_mirror
+
+    etc = tmp_path / "apt"
+    (etc / "sources.list.d").mkdir(parents=True)
+    (etc / "sources.list").write_text("# nothing here\n")
+    (etc / "sources.list.d" / "other.list").write_text("deb [signed-by=/k.gpg] https://vendor.example/apt stable main\n")
+    (etc / "sources.list.d" / "debian.sources").write_text(
+        "Types: deb\nURIs: http://mirror.example/debian\nSuites: trixie trixie-updates\nComponents: main\n"
+        "Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg\n\n"
+        "Types: deb\nURIs: http://mirror.example/debian-security\nSuites: trixie-security\nComponents: main\n"
+    )
+    assert apt_mirror("trixie", etc) == ("http://mirror.example/debian", "trixie", "/usr/share/keyrings/debian-archive-keyring.gpg")
+    assert apt_mirror("stable", etc)[0] == "https://vendor.example/apt"
+    with pytest.raises(Exception, match="serves 'bookworm main'"):
+        apt_mirror("bookworm", etc)
+
+
+def test_base_images_of_a_dockerfile(tmp_path):
+    from pytest_termrl.sandbox.image import base_images
+
+    (tmp_path / "Dockerfile").write_text(
+        "ARG BASE=termrl-base:1\n# comment\nFROM --platform=linux/amd64 ${BASE} AS build\nRUN true\n"
+        "FROM build\nFROM scratch\nFROM example.org/tools:2 \\\n  AS tools\nCOPY --from=tools /x /x\n"
+    )
+    assert base_images(tmp_path / "Dockerfile") == ["termrl-base:1", "example.org/tools:2"]
+
+
+def test_task_dockerfile_from_a_missing_image_is_a_clear_error(tmp_path):
+    from pytest_termrl.sandbox.image import ImageError, build_task_image
+
+    (tmp_path / "Dockerfile").write_text("FROM termrl-missing/python:3.99\nRUN true\n")
+    with pytest.raises(ImageError) as info:
+        build_task_image(tmp_path)
+    message = str(info.value)
+    assert "FROM termrl-missing/python:3.99" in message and "not present" in message
+    assert "docker load" in message and "no container registry" in message
+
+
+def test_a_missing_sandbox_image_is_a_clear_error(docker_engine):
+    from pytest_termrl.errors import SandboxError
+    from pytest_termrl.sandbox.docker import DockerBackend
+
+    sandbox = DockerBackend(SandboxSettings(), image="termrl-not-built:9").create("noimage")
+    try:
+        with pytest.raises(SandboxError, match=r"termrl-not-built:9 is not in the engine.*pytest_termrl.sandbox.image build"):
+            sandbox.run("true")
+    finally:
+        sandbox.close()
+
+
+def test_task_image_is_built_and_used(tmp_path, suite):
+    import docker
+
+    from pytest_termrl.sandbox.docker import DockerBackend
+
+    task_dir = tmp_path / "task_with_image"
+    task_dir.mkdir()
+    (task_dir / "Dockerfile").write_text(f"FROM {IMAGE}\nRUN echo from-the-task-image > /etc/termrl-task-marker\n")
+    from pytest_termrl.sandbox.image import build_task_image
+
+    tag = build_task_image(task_dir)
+    try:
+        assert build_task_image(task_dir) == tag  # cached by content
+        loaded = suite.by_id(TASK)
+        task = type(loaded.task)(**{**loaded.task.__dict__, "root": task_dir, "extra": {}})
+        sandbox = DockerBackend(SandboxSettings()).create("taskimage")
+        try:
+            sandbox.prepare(task)
+            assert sandbox.image == tag
+            assert sandbox.run("cat /etc/termrl-task-marker").output == "from-the-task-image\n"
+            # The hidden tests run in the task's image too.
+            home = sandbox.snapshot(tmp_path / "snap")
+            run = sandbox._backend.run_isolated(home, ["cat", "/etc/termrl-task-marker"], [], b"k", timeout_s=60)
+            assert run.returncode == 0 and run.log == "from-the-task-image\n"
+        finally:
+            sandbox.close()
+    finally:
+        client = docker.from_env()
+        client.images.remove(tag, force=True)
+        client.close()
