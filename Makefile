@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test,docker]'
+	$(PY) -m pip install --quiet -e '.[test,docker,train]'
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -37,6 +37,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/bench_episode.py
 	$(PY) benchmarks/bench_manifest.py
 	$(PY) benchmarks/bench_docker.py
+	$(PY) benchmarks/bench_training.py
 
 clean:
 	rm -rf $(VENV) out .termrl

@@ -1,0 +1,217 @@
+"""GRPO with TRL's GRPOTrainer on real, multi-turn episodes of the harness.
+
+    python -m pytest_termrl.training grpo --model Qwen/Qwen2.5-7B-Instruct --suite task_suites/core \
+        --split train --families clean --out out/grpo
+
+Rows: one per task x family (x ``--repeats``) of the suite's split, in an order fixed by
+``--salt`` (TRL's own shuffling is off, so the salt alone decides it). Each row's prompt
+is exactly the conversation the openai agent opens an evaluation episode with (system
+prompt, task, command budget sentence). Rollouts: TRL's ``environment_factory`` makes one
+:class:`~pytest_termrl.training.env.TermrlEnvironment` per rollout; its ``bash`` tool runs
+the model's commands in a fresh sandbox and its ``get_reward`` returns the harness's
+``EpisodeOutcome.reward`` from the verifier and the collateral oracle. The tool schema the
+model sees is the openai agent's ``BASH_TOOL``, the one it meets in evaluation.
+Every rollout's episode record (transcript included) goes to ``--episodes`` (default
+``OUT/rollouts.jsonl``), so GRPO rollouts can feed the SFT data builder too.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from ..agents.base import EpisodeLimits
+from .config import to_dict
+from .data import grpo_rows, tool_schemas
+from .env import RolloutSession, make_harness
+from .sft import load_model_and_tokenizer, lora_config, save_adapter, use_bf16
+
+
+@dataclass
+class GrpoOptions:
+    model: str | None = field(default=None, metadata={"help": "base model: hub id or local folder"})
+    out: str | None = field(default=None, metadata={"help": "folder for the adapter"})
+    suite: str = field(default="task_suites/core", metadata={"help": "suite folder (with contracts.jsonl and splits.json)"})
+    split: str = field(default="train", metadata={"help": "split whose tasks are played (train, dev_search, dev_monitor, any; never test)"})
+    families: list[str] = field(default_factory=lambda: ["clean"], metadata={"help": "fault families"})
+    tasks: list[str] | None = field(default=None, metadata={"help": "only these task ids"})
+    prompt: str = field(default="p0_default", metadata={"help": "system prompt by name or path"})
+    salt: str = field(default="termrl", metadata={"help": "salt of the row order (and of fault targets)"})
+    repeats: int = field(default=1, metadata={"help": "rows per task x family"})
+    init_adapter: str | None = field(default=None, metadata={"help": "start from this adapter (e.g. the SFT one)"})
+    episodes: str | None = field(default=None, metadata={"help": "JSONL of every rollout's episode (default OUT/rollouts.jsonl)"})
+    max_steps: int = 100
+    num_generations: int = 8
+    per_device_train_batch_size: int = 8
+    gradient_accumulation_steps: int = 1
+    steps_per_generation: int | None = None
+    num_iterations: int = 1
+    learning_rate: float = 1e-5
+    lr_scheduler_type: str = "constant"
+    beta: float = field(default=0.0, metadata={"help": "KL coefficient (0: no reference model)"})
+    loss_type: str | None = field(default=None, metadata={"help": "TRL loss type (default: TRL's)"})
+    temperature: float = 1.0
+    top_p: float = 1.0
+    max_completion_length: int = field(default=4096, metadata={"help": "tokens of all turns of a rollout, tool output included"})
+    max_tool_calls: int = field(default=16, metadata={"help": "tool calls per episode (the harness's limit and TRL's tool-loop bound)"})
+    max_commands: int | None = field(default=None, metadata={"help": "disclosed command budget per episode"})
+    command_timeout: float = 30.0
+    test_timeout: float = 20.0
+    episode_timeout: float = 900.0
+    output_cap: int = 3000
+    sandbox: str = "bwrap"
+    lora_r: int = 16
+    lora_alpha: int = 32
+    lora_dropout: float = 0.05
+    lora_target_modules: list[str] = field(default_factory=lambda: ["all-linear"])
+    use_vllm: bool = False
+    vllm_mode: str = field(default="colocate", metadata={"help": "colocate (one process) or server (trl vllm-serve)"})
+    vllm_gpu_memory_utilization: float = 0.35
+    vllm_server_base_url: str | None = None
+    gradient_checkpointing: bool = False
+    bf16: bool | None = None
+    dtype: str = "auto"
+    attn_implementation: str | None = None
+    logging_steps: int = 1
+    save_steps: int = field(default=0, metadata={"help": "save a checkpoint every N steps (0: only the final adapter)"})
+    seed: int = 0
+    report_to: str = "none"
+
+    def check(self) -> None:
+        missing = [name for name in ("model", "out") if not getattr(self, name)]
+        if missing:
+            raise ValueError(f"grpo needs {', '.join('--' + m for m in missing)}")
+
+
+@dataclass
+class GrpoResult:
+    out: Path
+    losses: list[float]
+    metrics: dict
+    session: RolloutSession
+    trainer: object = None
+
+
+def build_config(options: GrpoOptions, output_dir: Path):
+    import torch
+    from trl import GRPOConfig
+
+    kwargs = dict(
+        output_dir=str(output_dir),
+        max_steps=options.max_steps,
+        per_device_train_batch_size=options.per_device_train_batch_size,
+        gradient_accumulation_steps=options.gradient_accumulation_steps,
+        num_generations=options.num_generations,
+        num_iterations=options.num_iterations,
+        learning_rate=options.learning_rate,
+        lr_scheduler_type=options.lr_scheduler_type,
+        beta=options.beta,
+        temperature=options.temperature,
+        top_p=options.top_p,
+        max_completion_length=options.max_completion_length,
+        max_tool_calling_iterations=options.max_tool_calls,
+        shuffle_dataset=False,  # the salt fixes the order
+        activation_checkpointing=options.gradient_checkpointing,
+        bf16=use_bf16(options.bf16),
+        logging_steps=options.logging_steps,
+        save_strategy="steps" if options.save_steps else "no",
+        report_to=options.report_to,
+        seed=options.seed,
+        use_cpu=not torch.cuda.is_available(),
+        use_vllm=options.use_vllm,
+        vllm_mode=options.vllm_mode,
+        vllm_gpu_memory_utilization=options.vllm_gpu_memory_utilization,
+        dataloader_num_workers=0,
+    )
+    if options.save_steps:
+        kwargs["save_steps"] = options.save_steps
+    if options.steps_per_generation:
+        kwargs["steps_per_generation"] = options.steps_per_generation
+    if options.loss_type:
+        kwargs["loss_type"] = options.loss_type
+    if options.vllm_server_base_url:
+        kwargs["vllm_server_base_url"] = options.vllm_server_base_url
+    return GRPOConfig(**kwargs)
+
+
+def use_harness_tool_schema(trainer) -> None:
+    """Render the prompts with the openai agent's BASH_TOOL, the schema evaluation sends.
+
+    TRL derives a schema from the environment's ``bash`` method (its docstring adds a
+    description to ``command``); the prompts are rendered from ``_env_tools``, which
+    accepts JSON schemas, so the evaluation schema goes there. Tool execution does not
+    use it (TRL calls the environment's methods by name).
+    """
+    tools = getattr(trainer, "_env_tools", None)
+    if not isinstance(tools, dict):
+        raise RuntimeError("this TRL version has no GRPOTrainer._env_tools; check the tool schema rendering")
+    schemas = tool_schemas()
+    for name in tools:
+        tools[name] = list(schemas)
+
+
+def train_grpo(
+    options: GrpoOptions,
+    *,
+    before_train: Callable[[object, RolloutSession], None] | None = None,
+    callbacks: list | None = None,
+) -> GrpoResult:
+    """Train; ``before_train(trainer, session)`` may instrument the trainer (tests, benchmarks)."""
+    options.check()
+    from datasets import Dataset
+    from peft import PeftModel
+    from trl import GRPOTrainer
+
+    out = Path(options.out)
+    limits = EpisodeLimits(max_tool_calls=options.max_tool_calls, max_commands=options.max_commands, wall_clock_s=options.episode_timeout)
+    harness = make_harness(
+        [options.prompt], sandbox=options.sandbox, limits=limits, command_timeout_s=options.command_timeout,
+        test_timeout_s=options.test_timeout, output_cap=options.output_cap,
+    )
+    rows = grpo_rows(
+        options.suite, options.split, options.families, salt=options.salt, prompt=options.prompt,
+        repeats=options.repeats, tasks=options.tasks, harness=harness,
+    )
+    dataset = Dataset.from_list(rows)
+    model, tokenizer = load_model_and_tokenizer(options.model, options.dtype, options.attn_implementation)
+    peft_config = None
+    if options.init_adapter:
+        model = PeftModel.from_pretrained(model, options.init_adapter, is_trainable=True)
+    else:
+        peft_config = lora_config(options.lora_r, options.lora_alpha, options.lora_dropout, options.lora_target_modules)
+    episodes = Path(options.episodes) if options.episodes else out / "rollouts.jsonl"
+    rank = int(os.environ.get("RANK", "0"))
+    if int(os.environ.get("WORLD_SIZE", "1")) > 1:  # one log per training process (accelerate launch)
+        episodes = episodes.with_name(f"{episodes.stem}.rank{rank}{episodes.suffix}")
+    session = RolloutSession(harness, model_name=f"grpo:{options.model}", episodes=episodes, finish_batch_together=True)
+    args = build_config(options, out / "checkpoints")
+    trainer = GRPOTrainer(
+        model=model,
+        args=args,
+        train_dataset=dataset,
+        processing_class=tokenizer,
+        peft_config=peft_config,
+        environment_factory=session.factory,
+        callbacks=callbacks,
+    )
+    use_harness_tool_schema(trainer)
+    if before_train is not None:
+        before_train(trainer, session)
+    try:
+        output = trainer.train()
+    finally:
+        session.close()
+    losses = [entry["loss"] for entry in trainer.state.log_history if "loss" in entry]
+    if not all(math.isfinite(x) for x in losses):
+        raise RuntimeError(f"GRPO loss is not finite: {losses}")
+    rewards = [r.reward for r in session.results]
+    metadata = {
+        "command": "grpo", "base_model": options.model, "options": to_dict(options), "metrics": output.metrics,
+        "rows": len(rows), "rollouts": len(rewards), "mean_reward": sum(rewards) / len(rewards) if rewards else None,
+        "episodes": str(episodes),
+    }
+    save_adapter(trainer.model, out, metadata)
+    return GrpoResult(out=out, losses=losses, metrics=dict(output.metrics), session=session, trainer=trainer)
