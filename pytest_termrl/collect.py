@@ -61,6 +61,15 @@ def _test_selfcheck(termrl_spec, termrl_check_result):
         pytest.fail(f"{termrl_check_result['task_id']}: {termrl_check_result['check']} failed: {termrl_check_result['detail']}", pytrace=False)
 
 
+def _test_audit(termrl_spec, termrl_audit_receipt):
+    """One (task, accident) of the grader audit: the oracle must catch the accident, the reference must pass."""
+    if not termrl_audit_receipt["ok"]:
+        r = termrl_audit_receipt
+        what = "the reference" if r["accident"] == "reference" else f"accident {r['accident']} ({r['command']})"
+        pytest.fail(f"{r['task_id']}: {what}: grader: {r['grader_output']}; oracle: {r['oracle_findings'] or 'nothing found'}"
+                    + (f"; {r['harness_error']}" if r["harness_error"] else ""), pytrace=False)
+
+
 def _test_freeze(termrl_spec, termrl_freeze_result):
     """Validate a task's reference twice and produce its contract."""
     if termrl_freeze_result.get("error"):
@@ -105,7 +114,7 @@ class ContractsModule(pytest.Module):
         module.__file__ = str(self.path)
         specs = self._specs(suite, mode)
         params = [pytest.param(spec, id=spec.id, marks=marks) for spec, marks in specs]
-        function = {"freeze": _test_freeze, "selfcheck": _test_selfcheck}.get(mode, _test_episode)
+        function = {"freeze": _test_freeze, "selfcheck": _test_selfcheck, "audit": _test_audit}.get(mode, _test_episode)
         test = types.FunctionType(function.__code__, function.__globals__, "test_" + mode_name(mode))
         test.__doc__ = function.__doc__
         module.__dict__[test.__name__] = pytest.mark.parametrize("termrl_spec", params)(test)
@@ -121,6 +130,13 @@ class ContractsModule(pytest.Module):
                 continue
             if mode == "freeze":
                 specs.append((EpisodeSpec(suite_id, loaded.task.id, "freeze", "reference", 0, label=loaded.task.id), episode_marks(loaded, "clean")))
+                continue
+            if mode == "audit":
+                from .audit import ACCIDENTS, REFERENCE
+
+                for name in (REFERENCE, *ACCIDENTS):
+                    spec = EpisodeSpec(suite_id, loaded.task.id, name, "audit", 0, label=f"{loaded.task.id}-{name}")
+                    specs.append((spec, episode_marks(loaded, "clean")))
                 continue
             if mode == "selfcheck":
                 faults = sorted(loaded.contract.fault_targets) if loaded.contract else []

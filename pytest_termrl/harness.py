@@ -7,7 +7,6 @@ the same way whether pytest or a trainer asked for it.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from .agents.base import Agent, AgentContext, EpisodeLimits
 from .episode import EpisodeMonitor, EpisodeOutcome, EpisodeSettings, EpisodeSpec, run_episode

@@ -76,6 +76,7 @@ def add_options(parser) -> None:
     add("--termrl-report", default=None, help="write the JSON summary here at the end of the run")
     add("--termrl-resume", action="store_true", default=False, help="keep the episode log and run only episodes not recorded in it")
     add("--termrl-freeze", action="store_true", default=False, help="validate each task's reference and write the suite's contracts.jsonl")
+    add("--termrl-audit", action="store_true", default=False, help="grader audit: the reference, then careless accidents one at a time; per (task, accident) the grader's and the oracle's verdicts (writes <run dir>/audit.jsonl)")
     add("--termrl-selfcheck", action="store_true", default=False, help="check every task, fault and oracle instead of running an agent (writes <run dir>/validity.jsonl)")
     add("--termrl-command-timeout", type=float, default=None, help="seconds per command (default 30)")
     add("--termrl-output-cap", type=int, default=None, help="characters of output shown per command (default 3000)")
@@ -139,7 +140,7 @@ def read_options(config) -> TermrlOptions:
     run_dir = Path(pick("termrl_run_dir", "termrl_run_dir", str(rootdir / ".termrl" / "run")))
     prompts = get("termrl_prompt") or (config.getini("termrl_prompts") or "").split() or ["p0_default"]
     opts = TermrlOptions(
-        mode="freeze" if get("termrl_freeze") else "selfcheck" if get("termrl_selfcheck") else "run",
+        mode="freeze" if get("termrl_freeze") else "selfcheck" if get("termrl_selfcheck") else "audit" if get("termrl_audit") else "run",
         agent=pick("termrl_agent", "termrl_agent", "oracle"),
         sandbox=pick("termrl_sandbox", "termrl_sandbox", "bwrap"),
         prompts=list(prompts),

@@ -26,7 +26,7 @@ from .options import TermrlOptions, add_options, read_options
 from .report.episodes import EpisodeLog, episode_key, read_episodes
 from .report.summary import format_table, summarize
 from .sandbox import SandboxSettings, make_backend
-from .tasks.contracts import CONTRACTS_FILE, Contract, parse_contract_line, read_contracts, write_contracts
+from .tasks.contracts import CONTRACTS_FILE, parse_contract_line, read_contracts, write_contracts
 
 OPTIONS_KEY = pytest.StashKey[TermrlOptions]()
 STATE_KEY = pytest.StashKey["ControllerState"]()
@@ -42,8 +42,11 @@ class ControllerState:
         self.records: list[dict] = []
         self.frozen: dict[str, dict] = {}
         self.checks: list[dict] = []
+        self.audits: list[dict] = []
         if options.mode == "selfcheck":
             self.log = EpisodeLog(options.run_dir / "validity.jsonl")
+        if options.mode == "audit":
+            self.log = EpisodeLog(options.run_dir / "audit.jsonl")
         self.done = done
 
 
@@ -96,8 +99,8 @@ def pytest_configure(config):
     if is_controller(config):
         _start_model_server(config, options)
         done: set = set()
-        if options.mode in ("run", "selfcheck"):
-            log = EpisodeLog(options.episodes if options.mode == "run" else options.run_dir / "validity.jsonl")
+        if options.mode in ("run", "selfcheck", "audit"):
+            log = EpisodeLog(options.episodes if options.mode == "run" else options.run_dir / ("audit.jsonl" if options.mode == "audit" else "validity.jsonl"))
             if options.resume:
                 done = {episode_key(r) for r in read_episodes(options.episodes)}
             else:
@@ -292,6 +295,34 @@ def termrl_outcome(request, termrl_harness, termrl_spec, termrl_task, termrl_san
     return outcome
 
 
+AUDIT_PLANS = pytest.StashKey[dict]()
+
+
+@pytest.fixture
+def termrl_audit_receipt(request, termrl_harness, termrl_task, termrl_spec):
+    """This item's audit receipt; the task's reference is planned once per process and reused."""
+    from .audit import REFERENCE, plan_task, run_accident
+    from .errors import ContractMismatchError
+    from .tasks.contracts import check_task_files
+    from .tasks.suite import LoadedTask
+
+    plans = request.config.stash.setdefault(AUDIT_PLANS, {})
+    key = (termrl_spec.suite, termrl_spec.task_id)
+    if key not in plans:
+        loaded = termrl_task
+        if loaded.contract is not None:
+            try:
+                check_task_files(loaded.contract, loaded.task.root)
+            except ContractMismatchError:
+                loaded = LoadedTask(loaded.task, None, loaded.split)  # audited with a provisional contract
+        plans[key] = plan_task(termrl_harness, loaded)
+    plan = plans[key]
+    receipt = plan.reference if termrl_spec.family == REFERENCE else run_accident(termrl_harness, plan, termrl_spec.family)
+    result = {**receipt.to_dict(), "suite": termrl_spec.suite}
+    request.node.stash[RECORD_KEY] = {"audit": result}
+    return result
+
+
 @pytest.fixture
 def termrl_freeze_result(request, termrl_harness, termrl_task, termrl_spec):
     result = {**freeze_task(termrl_harness, termrl_task).to_dict(), "suite": termrl_spec.suite}
@@ -353,6 +384,10 @@ def pytest_runtest_logreport(report):
     if "freeze" in record:
         state.frozen[record["freeze"]["task_id"]] = record["freeze"]
         return
+    if "audit" in record:
+        state.audits.append(record["audit"])
+        state.log.append({"episode_id": f"{record['audit']['task_id']}-{record['audit']['accident']}", **record["audit"]})
+        return
     if "selfcheck" in record:
         state.checks.append(record["selfcheck"])
         state.log.append({"episode_id": f"{record['selfcheck']['task_id']}-{record['selfcheck']['check']}", **record["selfcheck"]})
@@ -379,7 +414,7 @@ def pytest_sessionfinish(session, exitstatus):
     if options.mode == "freeze":
         _write_frozen_contracts(config, state)
         return
-    if options.mode == "selfcheck":
+    if options.mode in ("selfcheck", "audit"):
         return
     records = state.records
     if options.resume:
@@ -419,6 +454,14 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
         return
     if options.mode == "selfcheck":
         _selfcheck_summary(terminalreporter, state, options)
+        return
+    if options.mode == "audit":
+        from .audit import Receipt, format_summary, summarize
+
+        terminalreporter.write_sep("=", "pytest-termrl grader audit")
+        for line in format_summary(summarize([Receipt.from_dict(r) for r in state.audits])):
+            terminalreporter.write_line(line)
+        terminalreporter.write_line(f"receipts: {options.run_dir / 'audit.jsonl'}")
         return
     summary = getattr(state, "summary", None)
     if not summary or not summary["rows"]:

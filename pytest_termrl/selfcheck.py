@@ -181,7 +181,7 @@ def _discrimination(harness: Harness, loaded: LoadedTask) -> CheckResult:
     forgiven = []
     for path in outputs:
         for label, command in (("emptied", f": > {_q(path)}"), ("edited", f"printf 'tampered\\n' >> {_q(path)}")):
-            outcome, _ = _play(harness, loaded, CommandsAgent([command]), f"tamper")
+            outcome, _ = _play(harness, loaded, CommandsAgent([command]), "tamper")
             if outcome.verdict is not None and outcome.verdict.complete:
                 forgiven.append(f"{path} {label}")
     ok = not forgiven

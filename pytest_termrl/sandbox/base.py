@@ -7,7 +7,7 @@ Backends register under a name (``bwrap``, ``docker``); the plugin picks one wit
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 

@@ -46,6 +46,22 @@ def _system_binds() -> list[str]:
     return args
 
 
+_SYSTEM_DIRS = ("/", "/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/proc", "/dev", "/tmp",
+                "/var/tmp", "/run", "/opt/termrl", "/home", "/sys")
+
+
+def workdir_alias(workdir: str) -> str | None:
+    """Where the home is mounted a second time for a task whose workdir is not /home/user (/app)."""
+    if workdir == HOME_INSIDE or workdir.startswith(HOME_INSIDE + "/"):
+        return None
+    if not workdir.startswith("/") or ".." in workdir.split("/"):
+        raise SandboxError(f"the workdir {workdir!r} is not an absolute path")
+    for system in _SYSTEM_DIRS:
+        if workdir == system or (system != "/" and workdir.startswith(system + "/")):
+            raise SandboxError(f"the workdir {workdir} would hide a system folder; the home cannot be shown there")
+    return workdir.rstrip("/")
+
+
 def _copy_tree(src: Path, dest: Path) -> None:
     """cp -a: keeps modes, owners and links, copies FIFOs as FIFOs instead of reading them."""
     result = subprocess.run(["cp", "-a", "--", f"{src}/.", str(dest)], capture_output=True, text=True)
@@ -158,6 +174,9 @@ class BwrapBackend(SandboxBackend):
         if os.path.exists("/etc/ld.so.preload"):
             extra += ["--ro-bind", "/dev/null", "/etc/ld.so.preload"]
         extra += ["--setenv", "TERMRL_SECRET_FD", str(secret_r), "--setenv", "TERMRL_RESULT_FD", str(result_w)]
+        alias = workdir_alias(cwd)
+        if alias is not None:
+            extra += [*_parent_dirs([alias]), "--bind", str(home), alias]
         extra += ["--chdir", cwd]
         command = limits.wrap(self._bwrap_args(home, extra) + argv)
         try:
@@ -278,6 +297,7 @@ class BwrapSandbox(Sandbox):
             output_cap=s.output_cap_chars,
         )
         self._closed = False
+        self._alias: str | None = None
 
     @property
     def home(self) -> Path:
@@ -288,7 +308,10 @@ class BwrapSandbox(Sandbox):
         return self._shell
 
     def _spawn_shell(self) -> ShellProcess:
-        args = self._backend._bwrap_args(self._home, ["--ro-bind", str(self._ctl), CTL_INSIDE, "--bind", str(self._io), IO_INSIDE, "--chdir", HOME_INSIDE])
+        extra = ["--ro-bind", str(self._ctl), CTL_INSIDE, "--bind", str(self._io), IO_INSIDE]
+        if self._alias is not None:
+            extra += [*_parent_dirs([self._alias]), "--bind", str(self._home), self._alias]
+        args = self._backend._bwrap_args(self._home, extra + ["--chdir", self._alias or HOME_INSIDE])
         command = self._limits.wrap(args + ["bash", "--noprofile", "--norc"])
         process = subprocess.Popen(
             command,
@@ -301,6 +324,9 @@ class BwrapSandbox(Sandbox):
 
     def prepare(self, task: Task) -> None:
         s = self.settings
+        self._alias = workdir_alias(task.workdir)
+        if self._alias is not None:
+            self._shell._workdir = self._alias
         if task.environment_dir is not None:
             _copy_tree(task.environment_dir, self._home)
         if self._backend.privileged:

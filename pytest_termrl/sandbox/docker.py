@@ -709,9 +709,10 @@ def task_image_for(task: Task, backend: DockerBackend) -> str | None:
         if not image_exists(backend.client, named):
             raise SandboxError(missing_image_message(named, task.root / "task.toml"))
         return str(named)
-    if (task.root / "Dockerfile").is_file():
+    context = Path(task.extra["dockerfile_dir"]) if isinstance(task.extra, dict) and task.extra.get("dockerfile_dir") else task.root
+    if (context / "Dockerfile").is_file():
         try:
-            return build_task_image(task.root, client=backend.client)
+            return build_task_image(context, client=backend.client)
         except ImageError as exc:
             raise SandboxError(str(exc)) from exc
     return None

@@ -30,6 +30,9 @@ class Task:
     solution_script: Path | None = None
     tests_dir: Path | None = None
     source_format: str = "native"
+    grader: str = "pytest"
+    """'pytest': the hidden tests run with the trusted pytest; 'script': the task's own grader
+    script (Harbor's tests/test.sh) decides by the reward it writes (verifier/script_grader.py)."""
     extra: dict = field(default_factory=dict, compare=False, hash=False)
 
     def solution_text(self) -> str:

@@ -13,7 +13,8 @@ from pathlib import Path
 from ..errors import ContractMismatchError, TaskFormatError
 from .contracts import CONTRACTS_FILE, Contract, check_task_files, read_contracts
 from .model import Task
-from .native import load_native_task
+from .importers import load_dockerless, load_task_dir
+from .importers.common import task_id_from
 
 SPLITS_FILE = "splits.json"
 SPLITS = ("train", "dev_search", "dev_monitor", "test")
@@ -78,21 +79,33 @@ def load_suite(contracts_path: Path, require_contracts: bool = True) -> Suite:
         suite.problems[SPLITS_FILE] = str(exc)
         splits = {}
     present = set()
+
+    def admit(task, name: str) -> None:
+        contract = by_id.get(task.id)
+        if contract is None and require_contracts:
+            raise ContractMismatchError(
+                f"task {task.id!r} ({name}) has no contract in {contracts_path}; run with --termrl-freeze"
+            )
+        if contract is not None and require_contracts:
+            check_task_files(contract, task.root)
+        suite.tasks.append(LoadedTask(task, contract, splits.get(task.id)))
+
     for folder in task_dirs(root):
-        present.add(folder.name)
+        present.update({folder.name, task_id_from(folder.name)})
         try:
-            task = load_native_task(folder)
-            contract = by_id.get(task.id)
-            if contract is None and require_contracts:
-                raise ContractMismatchError(
-                    f"task {task.id!r} ({folder}) has no contract in {contracts_path}; run with --termrl-freeze"
-                )
-            if contract is not None and require_contracts:
-                check_task_files(contract, folder)
+            admit(load_task_dir(folder), str(folder))
         except (TaskFormatError, ContractMismatchError) as exc:
             suite.problems[folder.name] = str(exc)
-            continue
-        suite.tasks.append(LoadedTask(task, contract, splits.get(task.id)))
+    for rows in sorted(p for p in root.glob("*.jsonl") if p.name != CONTRACTS_FILE):
+        tasks, errors = load_dockerless(rows)
+        for error in errors:
+            suite.problems[f"{rows.name}:{error.path.rsplit(':', 1)[-1]}"] = str(error)
+        for task in tasks:
+            present.add(task.id)
+            try:
+                admit(task, task.extra["source_path"])
+            except ContractMismatchError as exc:
+                suite.problems[task.extra["source_path"].rsplit("/", 1)[-1]] = str(exc)
     for task_id in sorted(set(by_id) - present):
         suite.problems[task_id] = f"{contracts_path}: contract for {task_id!r} names no task directory in {root}"
     return suite

@@ -37,7 +37,6 @@ from ..episode import EpisodeOutcome, EpisodeSettings, EpisodeSpec
 from ..harness import Harness
 from ..options import FAMILY_ALIASES, KNOWN_FAMILIES
 from ..report.episodes import EpisodeLog
-from ..sandbox.base import Sandbox
 from ..tasks.suite import LoadedTask, load_suite
 
 ENDED_TEXT = "[the command was not run: the episode ended ({reason})]"

@@ -105,6 +105,7 @@ def main(argv):
     os.close(key_fd)
     os.set_inheritable(result_fd, False)
     tests_dir, per_test_timeout = argv[1], float(argv[2])
+    os.environ["TEST_DIR"] = "/tests" if os.path.isdir("/tests") else tests_dir
     os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
     os.environ.pop("PYTEST_ADDOPTS", None)
     sys.dont_write_bytecode = True

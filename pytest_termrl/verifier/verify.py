@@ -82,7 +82,14 @@ def run_hidden_tests(
     per_test_timeout_s: float = 20.0,
     scratch: Path | None = None,
 ) -> Verdict:
-    """Snapshot the home, run the task's tests on the copy, and check them against the inventory."""
+    """Snapshot the home, run the task's tests on the copy, and check them against the inventory.
+
+    A task graded by its own script (Harbor's tests/test.sh) goes to the script grader.
+    """
+    from .script_grader import grader_of, run_script_grader
+
+    if grader_of(task) == "script":
+        return run_script_grader(backend, sandbox, task, inventory, per_test_timeout_s, scratch)
     started = time.monotonic()
     scratch = scratch or backend.workroot
     snap_dir = scratch / f"snap-{secrets.token_hex(6)}"
@@ -106,6 +113,9 @@ def _run(backend: SandboxBackend, home: Path, task: Task, inventory, per_test_ti
         TrustedMount(RUNNER.parent.resolve(), RUNNER_INSIDE),
         *trusted_toolchain(),
     ]
+    if task.source_format in ("terminal_bench", "harbor"):
+        # Their tests also find their own files at /tests (TEST_DIR), where those harnesses put them.
+        mounts.append(TrustedMount(task.tests_dir.resolve(), "/tests"))
     budget = per_test_timeout_s * max(len(inventory or ()), 5) + 60
     argv = [sys.executable, "-I", f"{RUNNER_INSIDE}/{RUNNER.name}", TESTS_INSIDE, str(per_test_timeout_s)]
     run = backend.run_isolated(home, argv, mounts, key, timeout_s=budget, cwd=task.workdir)

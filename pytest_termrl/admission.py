@@ -1,0 +1,262 @@
+"""Admission of (imported) tasks: does the no-op fail, does the reference pass, can it run offline?
+
+    python -m pytest_termrl.admission PATH... [--sandbox bwrap|docker] [--json FILE] [--static]
+
+PATH is a task directory of any format (native, Terminal-Bench, Harbor), a DockerLess
+``.jsonl``, or a folder of them. For each task the command prints one row: the format, the
+backend it needs, whether the untouched environment fails the task's own grader, whether
+the reference passes it, and whether it is offline-runnable here, with every reason it is
+not (network installs in its grader, an image that cannot be built, a missing reference,
+a setup that fails, ...). A malformed task is a row too, naming the file and field. The
+exit status is 0 when every task is admitted, 1 otherwise.
+
+The core (no pytest): :func:`admit_task` for one loaded Task, :func:`admit_paths` for
+paths. :class:`WorkdirBwrapBackend` is the bwrap backend showing the agent's home at a
+task's workdir too (``/app`` for Terminal-Bench and Harbor tasks); see its docstring.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .agents.builtin import NoopAgent, OracleAgent
+from .episode import EpisodeOutcome, EpisodeSettings, EpisodeSpec
+from .errors import SandboxError, TermrlError
+from .harness import Harness
+from .oracle.monitor import CollateralMonitor
+from .sandbox.base import SandboxBackend, SandboxSettings
+from .sandbox import make_backend
+from .sandbox.bwrap import default_workroot
+from .tasks.importers import offline_status, scan
+from .tasks.model import Task
+from .tasks.suite import LoadedTask
+from .verifier.script_grader import grader_of
+
+_SYSTEM_DIRS = ("/", "/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/proc", "/dev", "/tmp",
+                "/var/tmp", "/run", "/opt/termrl", "/home", "/sys")
+
+
+def make_import_backend(name: str = "bwrap", settings: SandboxSettings | None = None, workroot: Path | None = None) -> SandboxBackend:
+    """The backend imported tasks run on (bwrap shows the home at a task's workdir too)."""
+    return make_backend(name, settings or SandboxSettings(), workroot or default_workroot())
+
+
+def new_harness(backend_name: str = "bwrap", per_test_timeout_s: float = 20.0) -> Harness:
+    backend = make_import_backend(backend_name)
+    backend.cleanup_stale()
+    return Harness(backend=backend, settings=EpisodeSettings(per_test_timeout_s=per_test_timeout_s))
+
+
+# -- playing ---------------------------------------------------------------------------------------
+def play(harness: Harness, loaded: LoadedTask, agent, label: str) -> tuple[EpisodeOutcome, CollateralMonitor]:
+    """One episode in a fresh sandbox, graded by the task's own grader; (outcome, oracle).
+
+    The sandbox is closed before returning; callers that must look inside it afterwards
+    use :func:`play_open` instead.
+    """
+    outcome, oracle, sandbox = play_open(harness, loaded, agent, label)
+    sandbox.close()
+    return outcome, oracle
+
+
+def play_open(harness: Harness, loaded: LoadedTask, agent, label: str):
+    """Like :func:`play`, leaving the sandbox open (its processes stopped): the caller closes it."""
+    spec = EpisodeSpec("admission", loaded.task.id, "clean", label, 0, label=f"{loaded.task.id}-{label}")
+    sandbox = harness.new_sandbox(loaded, f"adm-{loaded.task.id}-{label}")
+    try:
+        oracle = harness.watch(loaded, sandbox)
+        outcome = harness.play(spec, loaded, sandbox, agent, oracle=oracle)
+    except BaseException:
+        sandbox.close()
+        raise
+    return outcome, oracle, sandbox
+
+
+def grader_summary(outcome: EpisodeOutcome) -> str:
+    v = outcome.verdict
+    if v is None:
+        return f"no verdict ({outcome.harness_error})"
+    if v.error:
+        return f"grader error: {v.error}"
+    native = getattr(v, "native_reward", None)
+    head = f"{v.passed}/{v.total} pass" + (f", reward {native:g}" if native is not None else "")
+    failing = [f"{o.nodeid}: {o.message.strip().splitlines()[0] if o.message.strip() else o.outcome}" for o in v.outcomes if o.outcome != "passed"]
+    problems = [p for p in v.problems[:1] if not any(p.split(": ", 1)[-1] in f for f in failing)]
+    return head + ("; " + "; ".join(failing[:2]) if failing else "") + ("; " + "; ".join(problems) if problems else "")
+
+
+# -- admission ---------------------------------------------------------------------------------------
+@dataclass
+class Admission:
+    task_id: str
+    format: str
+    source: str
+    backend: str = "bwrap"
+    grader: str = "pytest"
+    offline: str = "no"
+    """'yes', 'via trusted pytest' or 'no'."""
+    reasons: list[str] = field(default_factory=list)
+    """Why it is not admitted (or not offline-runnable): each a readable line."""
+    notes: list[str] = field(default_factory=list)
+    """How it runs offline when its own grader would need the network, and the like."""
+    noop_fails: bool | None = None
+    reference_passes: bool | None = None
+    noop_detail: str = ""
+    reference_detail: str = ""
+
+    @property
+    def admitted(self) -> bool:
+        return self.offline != "no" and bool(self.noop_fails) and bool(self.reference_passes)
+
+    def to_dict(self) -> dict:
+        return {
+            "task_id": self.task_id, "format": self.format, "source": self.source, "backend": self.backend,
+            "grader": self.grader, "offline": self.offline, "reasons": list(self.reasons), "notes": list(self.notes), "noop_fails": self.noop_fails,
+            "reference_passes": self.reference_passes, "noop_detail": self.noop_detail,
+            "reference_detail": self.reference_detail, "admitted": self.admitted,
+        }
+
+
+def image_problems(task: Task, backend: SandboxBackend) -> list[str]:
+    """Why the docker backend cannot get this task's image offline (empty when it can)."""
+    extra = task.extra or {}
+    client = getattr(backend, "client", None)
+    if client is None:
+        return ["no Docker engine to build or hold the image"]
+    from .sandbox.image import image_exists
+
+    problems = [why for why in extra.get("needs_docker", ()) if "over the network" in why or "downloads" in why]
+    for image in [extra.get("docker_image")] + list(extra.get("base_images", ())):
+        if image and not image_exists(client, image):
+            problems.append(f"the image {image} is not in the engine and cannot be pulled offline")
+    return sorted(set(problems))
+
+
+def admit_task(harness: Harness, task: Task, run: bool = True) -> Admission:
+    extra = task.extra or {}
+    status, reasons = offline_status(task)
+    backend_name = harness.backend.name
+    needs = extra.get("backend", "bwrap")
+    result = Admission(
+        task_id=task.id, format=task.source_format, source=str(extra.get("source_path") or task.root),
+        backend=needs, grader=grader_of(task), offline=status,
+        reasons=list(reasons) if status == "no" else [], notes=list(reasons) if status != "no" else [],
+    )
+    result.notes += list(extra.get("notes", ()))
+    if needs == "docker":
+        if backend_name != "docker":
+            result.offline = "no"
+            result.noop_detail = result.reference_detail = f"not run: the task needs its docker image and the backend is {backend_name}"
+            return result
+        problems = image_problems(task, harness.backend)
+        if problems:
+            result.offline = "no"
+            result.reasons += [f"an image that cannot be built offline: {p}" for p in problems]
+            result.noop_detail = result.reference_detail = "not run: no image"
+            return result
+        result.reasons = [r for r in result.reasons if not r.startswith("needs its docker image")]
+        result.offline = "no" if result.reasons else "via trusted pytest" if extra.get("grader_note") else "yes"
+    if not run:
+        return result
+    loaded = LoadedTask(task, None)
+    for agent, label in ((NoopAgent(), "noop"), (OracleAgent(), "reference")):
+        if label == "reference" and task.solution_script is None:
+            result.reference_detail = "no reference solution"
+            result.reference_passes = False
+            continue
+        try:
+            outcome, _ = play(harness, loaded, agent, label)
+        except (SandboxError, TermrlError, RuntimeError) as exc:
+            why = f"{type(exc).__name__}: {' '.join(str(exc).split())[:400]}"
+            setattr(result, f"{'noop' if label == 'noop' else 'reference'}_detail", f"setup failed: {why}")
+            if f"setup failed: {why}" not in result.reasons:
+                result.reasons.append(f"setup failed: {why}")
+            result.offline = "no"
+            continue
+        verdict = outcome.verdict
+        detail = grader_summary(outcome)
+        if label == "noop":
+            result.noop_fails = verdict is not None and verdict.error is None and not verdict.complete
+            result.noop_detail = detail
+            if verdict is not None and verdict.complete:
+                result.reasons.append("the untouched environment already passes its grader")
+            elif verdict is not None and verdict.error:
+                result.reasons.append(f"the grader did not run on the untouched environment: {verdict.error}")
+        else:
+            result.reference_passes = verdict is not None and verdict.complete and outcome.harness_error is None
+            result.reference_detail = detail
+            if not result.reference_passes:
+                result.reasons.append(f"the reference fails its grader: {detail}")
+    return result
+
+
+def admit_paths(harness: Harness, paths: list[Path], run: bool = True) -> list[Admission]:
+    results: list[Admission] = []
+    for path in paths:
+        tasks, problems = scan(Path(path))
+        for name, message in sorted(problems.items()):
+            results.append(Admission(task_id=name, format="?", source=str(path), backend="-", grader="-", offline="no", reasons=[f"malformed: {message}"]))
+        for task in sorted(tasks, key=lambda t: t.id):
+            results.append(admit_task(harness, task, run=run))
+    return results
+
+
+def _yes(value: bool | None) -> str:
+    return "-" if value is None else "yes" if value else "NO"
+
+
+def format_table(results: list[Admission]) -> list[str]:
+    header = f"{'task':<30} {'format':<15} {'backend':<7} {'grader':<7} {'noop fails':<10} {'ref passes':<10} {'offline':<19} {'admitted':<8}"
+    lines = [header, "-" * len(header)]
+    for r in results:
+        lines.append(
+            f"{r.task_id[:30]:<30} {r.format:<15} {r.backend:<7} {r.grader:<7} {_yes(r.noop_fails):<10} "
+            f"{_yes(r.reference_passes):<10} {r.offline:<19} {'yes' if r.admitted else 'NO':<8}"
+        )
+    admitted = sum(r.admitted for r in results)
+    lines.append(f"{admitted} of {len(results)} admitted")
+    why = [r for r in results if r.reasons]
+    if why:
+        lines.append("")
+        lines.append("why not:")
+        for r in why:
+            for reason in r.reasons:
+                lines.append(f"  {r.task_id}: {reason}")
+    noted = [r for r in results if r.notes]
+    if noted:
+        lines.append("")
+        lines.append("notes:")
+        for r in noted:
+            for note in r.notes:
+                lines.append(f"  {r.task_id}: {note}")
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m pytest_termrl.admission", description=__doc__.split("\n\n")[0])
+    parser.add_argument("paths", nargs="+", type=Path, help="task directories, DockerLess .jsonl files, or folders of them")
+    parser.add_argument("--sandbox", default="bwrap", help="backend to run the tasks on (bwrap or docker)")
+    parser.add_argument("--json", type=Path, default=None, help="also write the rows as JSON here")
+    parser.add_argument("--static", action="store_true", help="only read the tasks; run no episode")
+    parser.add_argument("--test-timeout", type=float, default=20.0, help="per hidden test, seconds")
+    args = parser.parse_args(argv)
+    try:
+        harness = new_harness(args.sandbox, args.test_timeout)
+    except (SandboxError, TermrlError, KeyError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    results = admit_paths(harness, args.paths, run=not args.static)
+    for line in format_table(results):
+        print(line)
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps([r.to_dict() for r in results], indent=2) + "\n")
+    return 0 if results and all(r.admitted for r in results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

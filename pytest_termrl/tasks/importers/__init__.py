@@ -1,0 +1,175 @@
+"""Importers: Terminal-Bench, Harbor and DockerLess tasks loaded as the same :class:`Task`.
+
+``load_any(path)`` reads a task directory of any supported format, a DockerLess ``.jsonl``
+file, or a folder holding such things, and returns the Tasks (raising on the first
+malformed one); ``scan(path)`` returns the tasks that loaded and a problem per broken
+entry, so one broken task never hides the others.
+
+What an imported Task carries in ``extra`` (plain builtins; native tasks leave it empty):
+
+=====================  ==================================================================
+``grader``             ``"pytest"`` (the verifier's trusted pytest on ``tests_dir``) or
+                       ``"script"`` (Harbor's tests/test.sh, run by
+                       :mod:`pytest_termrl.verifier.script_grader`; reward from
+                       /logs/verifier/reward.txt or reward.json)
+``grader_script``      the script (script graders)
+``grader_reward_threshold``  reward that passes (default 1.0)
+``grader_note``        set when the task's own grader needs the network but its tests run
+                       offline with the trusted pytest ("offline-runnable via trusted pytest")
+``grader_blockers``    why the grader cannot run offline here
+``backend``            ``"bwrap"`` when bash, git and Python are all the task needs, else
+                       ``"docker"`` (its image must be built or present)
+``needs_docker``       why a bwrap sandbox cannot stand in for the task's image
+``setup_blockers``     why its setup cannot run offline
+``docker_image``, ``dockerfile_dir``  for the docker backend
+``source_id``, ``source_path``, ``notes``, ``dropped_steps``, ``agent_timeout_s``,
+``verifier_timeout_s``, ``import_cache``
+=====================  ==================================================================
+
+The workdir. Terminal-Bench and Harbor tasks live in ``/app``: their instructions, references
+and tests say ``/app/...``. An imported Task keeps ``workdir="/app"``; the sandbox must show
+the agent's home (still ``HOME=/home/user``, the same folder) at the workdir as well, so
+paths need no rewriting and the collateral oracle still watches one folder. The bwrap
+backend binds the home at both paths (``pytest_termrl.sandbox.bwrap.workdir_alias``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ...errors import TaskFormatError
+from ..contracts import CONTRACTS_FILE
+from ..model import Task
+from ..native import load_native_task
+from .dockerless import load_dockerless
+from .harbor import is_harbor_dir, load_harbor_task
+from .terminal_bench import is_terminal_bench_dir, load_terminal_bench_task
+
+FORMATS = ("native", "terminal_bench", "harbor", "dockerless")
+
+__all__ = [
+    "FORMATS",
+    "detect_format",
+    "load_any",
+    "load_dockerless",
+    "load_harbor_task",
+    "load_task_dir",
+    "load_terminal_bench_task",
+    "offline_status",
+    "scan",
+]
+
+
+def detect_format(path: Path) -> str | None:
+    """'terminal_bench', 'harbor', 'native' or 'dockerless' for one task path; None for anything else."""
+    path = Path(path)
+    if path.is_file():
+        return "dockerless" if path.suffix == ".jsonl" and path.name != CONTRACTS_FILE else None
+    if not path.is_dir():
+        return None
+    if is_terminal_bench_dir(path):
+        return "terminal_bench"
+    if is_harbor_dir(path):
+        return "harbor"
+    if (path / "task.toml").is_file():
+        return "native"
+    return None
+
+
+def load_task_dir(path: Path) -> Task:
+    """One task directory of any format (raises TaskFormatError naming the file and field)."""
+    kind = detect_format(path)
+    if kind == "terminal_bench":
+        return load_terminal_bench_task(path)
+    if kind == "harbor":
+        return load_harbor_task(path)
+    if kind == "native":
+        return load_native_task(Path(path))
+    raise TaskFormatError(path, None, "not a task: expected task.yaml (Terminal-Bench) or task.toml (Harbor, native)")
+
+
+def _entries(folder: Path) -> list[Path]:
+    """The task directories and DockerLess files directly in a folder, sorted."""
+    entries = []
+    for child in sorted(folder.iterdir()):
+        if child.name.startswith((".", "_")):
+            continue
+        if child.is_dir() or detect_format(child) == "dockerless":
+            entries.append(child)
+    return entries
+
+
+def _holds_tasks(folder: Path, depth: int = 3) -> bool:
+    if depth == 0:
+        return False
+    for child in _entries(folder):
+        if detect_format(child) is not None or (child.is_dir() and _holds_tasks(child, depth - 1)):
+            return True
+    return False
+
+
+def _targets(path: Path) -> list[Path]:
+    """Task directories and .jsonl files at or under path; a folder of folders is walked into."""
+    if detect_format(path) is not None:
+        return [path]
+    targets = []
+    for child in _entries(path):
+        if detect_format(child) is None and child.is_dir() and _holds_tasks(child):
+            targets += _targets(child)
+        else:
+            targets.append(child)
+    return targets
+
+
+def scan(path: Path) -> tuple[list[Task], dict[str, str]]:
+    """Every task at or under ``path`` and each problem by entry name (one broken task hides no other).
+
+    ``path`` is a task directory, a DockerLess .jsonl, or a folder of them (folders of
+    folders are walked into); in a folder, a directory that is no task is a problem.
+    """
+    path = Path(path)
+    tasks: list[Task] = []
+    problems: dict[str, str] = {}
+    if not path.exists() or (path.is_file() and detect_format(path) is None):
+        problems[path.name or str(path)] = str(TaskFormatError(path, None, "not a task, a DockerLess .jsonl or a folder holding them"))
+        return tasks, problems
+    for target in _targets(path):
+        if detect_format(target) == "dockerless":
+            loaded, errors = load_dockerless(target)
+            tasks += loaded
+            for error in errors:
+                problems[f"{target.name}:{error.path.rsplit(':', 1)[-1]}"] = str(error)
+            continue
+        try:
+            tasks.append(load_task_dir(target))
+        except TaskFormatError as exc:
+            problems[target.name] = str(exc)
+    return tasks, problems
+
+
+def load_any(path: Path) -> list[Task]:
+    """The Tasks at ``path``; the first problem found is raised as TaskFormatError."""
+    tasks, problems = scan(path)
+    if problems:
+        name, message = sorted(problems.items())[0]
+        raise TaskFormatError(path, None, f"{name}: {message}")
+    return tasks
+
+
+def offline_status(task: Task) -> tuple[str, list[str]]:
+    """('yes' | 'via trusted pytest' | 'no', reasons), from what the importer found.
+
+    Dynamic checks (does the no-op fail, does the reference pass, can the image be built)
+    belong to :mod:`pytest_termrl.admission`.
+    """
+    extra = task.extra or {}
+    reasons = list(extra.get("grader_blockers", ())) + list(extra.get("setup_blockers", ()))
+    if task.solution_script is None:
+        reasons.append("missing reference solution")
+    if extra.get("backend") == "docker":
+        reasons += [f"needs its docker image: {why}" for why in extra.get("needs_docker", ())]
+    if reasons:
+        return "no", reasons
+    if extra.get("grader_note"):
+        return "via trusted pytest", [extra["grader_note"]]
+    return "yes", []

@@ -1,0 +1,225 @@
+"""Harbor task directories: task.toml, instruction.md, environment/, solution/solve.sh, tests/test.sh.
+
+Harbor's grader is a script: ``tests/test.sh`` runs in the task's container with the tests
+at ``/tests`` and writes a reward to ``/logs/verifier/reward.txt`` (a number) or
+``/logs/verifier/reward.json`` (``{"reward": x, ...}``). Imported, the task keeps that grader:
+``extra["grader"] = "script"`` and :mod:`pytest_termrl.verifier.script_grader` runs test.sh
+in the verifier's fresh sandbox and passes the episode when the reward reaches the
+threshold (1.0, or ``[verifier] pass_threshold`` in task.toml).
+
+Most Harbor test.sh files first install pytest over the network (uv, pip, apt) and then
+write ``1`` when pytest passes and ``0`` otherwise. Such a script cannot run offline, but
+its verdict can: when test.sh is only "install pytest, run it on /tests, write the reward
+from its exit status", the tests run with the harness's trusted pytest instead
+(``grader="pytest"``, reported as offline-runnable via trusted pytest).
+
+The environment is read from ``environment/Dockerfile`` (its build context is
+``environment/``) as for Terminal-Bench, or ``[environment] docker_image`` names a prebuilt
+image. The reference ``solution/solve.sh`` runs as its own bash script in the workdir, with
+the rest of ``solution/`` beside it (references to ``/solution/`` are pointed there).
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+
+from ...errors import TaskFormatError
+from ..model import Task
+from .common import (
+    DockerPlan,
+    analyse_script,
+    difficulty_of,
+    digest_tree,
+    grader_field,
+    inputs_named,
+    is_generic_base,
+    marker_word,
+    materialise,
+    missing_test_imports,
+    number,
+    plan_dockerfile,
+    requires_from,
+    setup_text,
+    solution_wrapper,
+    string_list,
+    task_id_from,
+    write_environment,
+)
+from .terminal_bench import _compose_blockers
+
+FORMAT = "harbor"
+DEFAULT_WORKDIR = "/app"
+TEST_SCRIPT = "test.sh"
+_HARBOR_KEYS = {"version", "schema_version", "metadata", "verifier", "agent", "environment", "solution", "task"}
+
+
+def is_harbor_dir(path: Path) -> bool:
+    """task.toml in Harbor's shape: a tests/test.sh or solution/solve.sh, or Harbor's tables and no native 'id'."""
+    toml_path = path / "task.toml"
+    if not toml_path.is_file():
+        return False
+    if (path / "tests" / TEST_SCRIPT).is_file() or (path / "solution" / "solve.sh").is_file():
+        return True
+    try:
+        data = tomllib.loads(toml_path.read_text())
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError):
+        return False
+    return "id" not in data and bool(_HARBOR_KEYS & set(data))
+
+
+def _table(path: Path, data: dict, key: str) -> dict:
+    value = data.get(key, {})
+    if not isinstance(value, dict):
+        raise TaskFormatError(path, key, "expected a table")
+    return value
+
+
+def script_grader_analysis(test_sh: Path, tests_dir: Path) -> tuple[str, str | None, list[str]]:
+    """(grader, note, blockers): the script itself when it runs offline, else trusted pytest when equivalent."""
+    findings = analyse_script(test_sh.read_text(errors="replace"))
+    if findings.offline:
+        return "script", None, []
+    pytest_shaped = bool(findings.pytest) and not findings.other and bool(findings.rewards) and any(tests_dir.glob("test_*.py"))
+    if pytest_shaped:
+        blockers = []
+        missing = missing_test_imports(tests_dir)
+        if missing:
+            blockers.append(f"the tests import {', '.join(missing)}, which the trusted toolchain lacks")
+        note = (
+            f"offline-runnable via trusted pytest ({TEST_SCRIPT} needs the network: {findings.network[0]}; "
+            "its reward is 1 when pytest passes, so every test passing is reward 1)"
+        )
+        return "pytest", note, blockers
+    return "script", None, [f"network installs in its grader: {line}" for line in findings.network[:3]]
+
+
+def load_harbor_task(task_dir: Path) -> Task:
+    """Read one Harbor task directory; raise TaskFormatError naming the file and field."""
+    task_dir = Path(task_dir)
+    toml_path = task_dir / "task.toml"
+    if not toml_path.is_file():
+        raise TaskFormatError(toml_path, None, "missing: a Harbor task needs a task.toml")
+    try:
+        data = tomllib.loads(toml_path.read_text())
+    except tomllib.TOMLDecodeError as exc:
+        raise TaskFormatError(toml_path, None, f"not valid TOML ({exc})") from None
+    meta = _table(toml_path, data, "metadata")
+    task_table = _table(toml_path, data, "task")
+    verifier = _table(toml_path, data, "verifier")
+    agent = _table(toml_path, data, "agent")
+    environment = _table(toml_path, data, "environment")
+
+    instruction_path = task_dir / "instruction.md"
+    if not instruction_path.is_file():
+        raise TaskFormatError(instruction_path, None, "missing: the task's instruction for the agent")
+    instruction = instruction_path.read_text().strip()
+    if not instruction:
+        raise TaskFormatError(instruction_path, None, "expected a non-empty instruction")
+
+    notes: list[str] = []
+    difficulty = difficulty_of(toml_path, meta.get("difficulty", data.get("difficulty")), notes)
+    category = meta.get("category", "general")
+    if not isinstance(category, str) or not category.strip():
+        raise TaskFormatError(toml_path, "metadata.category", "expected a non-empty string")
+    tags = string_list(toml_path, "metadata.tags", meta.get("tags", task_table.get("keywords")))
+    verifier_timeout = number(toml_path, "verifier.timeout_sec", verifier.get("timeout_sec"))
+    agent_timeout = number(toml_path, "agent.timeout_sec", agent.get("timeout_sec"))
+    threshold = number(toml_path, "verifier.pass_threshold", verifier.get("pass_threshold"), 1.0)
+    verifier_env = verifier.get("env", {})
+    if not isinstance(verifier_env, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in verifier_env.items()):
+        raise TaskFormatError(toml_path, "verifier.env", "expected a table of strings")
+    if verifier.get("user") not in (None, "agent"):
+        notes.append(f"verifier.user = {verifier.get('user')!r}: the script runs as the agent's user here")
+    image = environment.get("docker_image")
+    if image is not None and (not isinstance(image, str) or not image.strip()):
+        raise TaskFormatError(toml_path, "environment.docker_image", "expected an image name")
+
+    tests_dir = task_dir / "tests"
+    test_sh = tests_dir / TEST_SCRIPT
+    if not test_sh.is_file():
+        raise TaskFormatError(test_sh, None, "missing: a Harbor task's grader is tests/test.sh")
+
+    env_dir = task_dir / "environment"
+    dockerfile = env_dir / "Dockerfile"
+    needs_docker: list[str] = []
+    if dockerfile.is_file():
+        plan = plan_dockerfile(dockerfile, env_dir, {"Dockerfile", "docker-compose.yaml", "docker-compose.yml", ".dockerignore"}, DEFAULT_WORKDIR)
+        needs_docker += _compose_blockers(env_dir)
+    elif image:
+        plan = DockerPlan(dockerfile=None, workdir=DEFAULT_WORKDIR, bases=[image])
+        notes.append(f"prebuilt image {image}: the workdir {DEFAULT_WORKDIR} is assumed")
+    else:
+        raise TaskFormatError(dockerfile, None, "missing: a Harbor task needs environment/Dockerfile or [environment] docker_image")
+    if image and not is_generic_base(image):
+        needs_docker.append(f"{toml_path}: [environment] docker_image = {image} (a prebuilt image)")
+    needs_docker = plan.blockers + needs_docker
+
+    solution_dir = task_dir / "solution"
+    solve = solution_dir / "solve.sh"
+    solution = solve.read_text() if solve.is_file() else None
+    siblings = {}
+    if solution is not None:
+        for path in sorted(solution_dir.rglob("*")):
+            if path.is_file() and path != solve and "__pycache__" not in path.parts:
+                siblings[path.relative_to(solution_dir).as_posix()] = path.read_bytes()
+
+    grader, grader_note, grader_blockers = script_grader_analysis(test_sh, tests_dir)
+    task_id = task_id_from(task_dir.name)
+    label = f"Harbor task {task_dir.name}"
+
+    def build(folder: Path) -> None:
+        write_environment(plan, folder / "environment")
+        setup = setup_text(plan, str(dockerfile))
+        if setup:
+            (folder / "setup.sh").write_text(setup)
+        if solution is not None:
+            (folder / "solution.sh").write_text(
+                solution_wrapper(solution, plan.workdir, f"{label} (solution/solve.sh)", siblings, rewrite_dir="/solution")
+            )
+
+    cache = materialise(FORMAT, task_id, digest_tree(task_dir), build)
+    cached_env = cache / "environment"
+    cached_env = cached_env if cached_env.is_dir() else None
+    title = task_table.get("description") if isinstance(task_table.get("description"), str) else None
+    return Task(
+        id=task_id,
+        title=(title or re.sub(r"\s+", " ", instruction.splitlines()[0]))[:80],
+        instruction=instruction,
+        root=task_dir,
+        difficulty=difficulty,
+        category=marker_word(category),
+        tags=tags,
+        inputs=inputs_named(instruction, cached_env, plan.workdir),
+        workdir=plan.workdir,
+        requires=requires_from(solution or "", "\n".join(plan.setup)),
+        environment_dir=cached_env,
+        setup_script=cache / "setup.sh" if (cache / "setup.sh").is_file() else None,
+        solution_script=cache / "solution.sh" if solution is not None else None,
+        tests_dir=tests_dir,
+        source_format=FORMAT,
+        **grader_field(grader),
+        extra={
+            "source_id": str(task_table.get("name") or task_dir.name),
+            "grader": grader,
+            "grader_script": str(test_sh),
+            "grader_reward_threshold": threshold,
+            "grader_env": dict(verifier_env),
+            "grader_note": grader_note,
+            "grader_blockers": grader_blockers,
+            "backend": "docker" if needs_docker else "bwrap",
+            "needs_docker": needs_docker,
+            "base_images": plan.bases,
+            "docker_image": image if image and not is_generic_base(image) else None,
+            "dockerfile_dir": str(env_dir) if dockerfile.is_file() else None,
+            "dropped_steps": plan.dropped,
+            "image_env": plan.env,
+            "allow_internet": environment.get("allow_internet"),
+            "agent_timeout_s": agent_timeout,
+            "verifier_timeout_s": verifier_timeout,
+            "original_category": category,
+            "notes": notes,
+            "import_cache": str(cache),
+        },
+    )

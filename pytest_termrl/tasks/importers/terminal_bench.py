@@ -1,0 +1,219 @@
+"""Terminal-Bench task directories: task.yaml, Dockerfile, solution.sh|yaml, run-tests.sh, tests/.
+
+The task becomes a :class:`Task` whose workdir is the image's WORKDIR (``/app`` for every
+Terminal-Bench image), so instructions, references and tests keep their absolute paths;
+the sandbox presents the agent's home at that path (see ``docs`` in the importers package).
+
+- Environment: the files the Dockerfile COPYs into the workdir are gathered into a cached
+  ``environment/``; its RUN steps that install nothing become a ``setup.sh`` replayed as the
+  agent's user. Package installs the host already satisfies (and Terminal-Bench's own tmux
+  and asciinema) are dropped; anything else (a specific base image, a package the sandbox
+  lacks, a file copied outside the workdir, several compose services) means bwrap cannot
+  stand in for the image: the task is marked ``backend="docker"`` with the reasons.
+- Grader: Terminal-Bench judges by the pytest outcome of ``tests/test_outputs.py`` that
+  ``run-tests.sh`` runs after installing pytest over the network. The hidden tests run here
+  with the harness's trusted pytest instead ("offline-runnable via trusted pytest"), unless
+  run-tests.sh does more than install pytest and run it, or the tests import a module the
+  trusted toolchain lacks: then the grader cannot run offline, and the reasons say why.
+- Reference: ``solution.sh`` (or the commands of ``solution.yaml``) runs as its own bash
+  script in the workdir, as Terminal-Bench runs it.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from ...errors import TaskFormatError
+from ..model import Task
+from .common import (
+    DockerPlan,
+    analyse_script,
+    difficulty_of,
+    digest_tree,
+    grader_field,
+    inputs_named,
+    marker_word,
+    materialise,
+    missing_test_imports,
+    number,
+    plan_dockerfile,
+    requires_from,
+    setup_text,
+    solution_wrapper,
+    string_list,
+    task_id_from,
+    write_environment,
+)
+
+FORMAT = "terminal_bench"
+META_FILES = {
+    "task.yaml", "solution.sh", "solution.yaml", "run-tests.sh", "tests", "Dockerfile",
+    "docker-compose.yaml", "docker-compose.yml", ".dockerignore",
+}
+DEFAULT_WORKDIR = "/app"
+
+
+def is_terminal_bench_dir(path: Path) -> bool:
+    return (path / "task.yaml").is_file()
+
+
+def _yaml(path: Path):
+    try:
+        import yaml
+    except ImportError:  # pragma: no cover - PyYAML ships with the harness's environment
+        raise TaskFormatError(path, None, "reading Terminal-Bench tasks needs PyYAML (pip install pyyaml)") from None
+    try:
+        return yaml.safe_load(path.read_text())
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark is not None else ""
+        raise TaskFormatError(path, None, f"not valid YAML{where} ({getattr(exc, 'problem', None) or exc})") from None
+
+
+def _solution(task_dir: Path) -> tuple[str | None, str | None]:
+    """(script text, file name) of the reference, or (None, None) when the task has none."""
+    sh = task_dir / "solution.sh"
+    if sh.is_file():
+        return sh.read_text(), sh.name
+    yml = task_dir / "solution.yaml"
+    if not yml.is_file():
+        return None, None
+    data = _yaml(yml)
+    if not isinstance(data, list) or not data:
+        raise TaskFormatError(yml, None, "expected a list of steps, each with a 'command'")
+    commands = []
+    for index, step in enumerate(data):
+        if isinstance(step, str):
+            commands.append(step)
+        elif isinstance(step, dict) and isinstance(step.get("command"), str) and step["command"].strip():
+            commands.append(step["command"])
+        else:
+            raise TaskFormatError(yml, f"[{index}].command", "expected a non-empty string")
+    return "\n".join(commands) + "\n", yml.name
+
+
+def _compose_blockers(task_dir: Path) -> list[str]:
+    for name in ("docker-compose.yaml", "docker-compose.yml"):
+        path = task_dir / name
+        if path.is_file():
+            data = _yaml(path)
+            services = data.get("services") if isinstance(data, dict) else None
+            if not isinstance(services, dict) or not services:
+                raise TaskFormatError(path, "services", "expected a mapping of at least one service")
+            if len(services) > 1:
+                return [f"{path}: {len(services)} services ({', '.join(sorted(services))}); only single-container tasks run here"]
+    return []
+
+
+def grader_analysis(script: Path | None, tests_dir: Path, parser: str = "pytest") -> tuple[str | None, list[str]]:
+    """(note, blockers) for grading a pytest-judged task with the trusted pytest, offline."""
+    blockers: list[str] = []
+    note = None
+    if parser != "pytest":
+        blockers.append(f"its results are read by the {parser!r} parser, not from pytest outcomes")
+    if script is not None:
+        findings = analyse_script(script.read_text(errors="replace"))
+        if findings.other:
+            blockers.append(f"{script.name} does more than install and run pytest: " + "; ".join(findings.other[:3]))
+        if not findings.pytest:
+            blockers.append(f"{script.name} runs no pytest")
+        if findings.network:
+            note = f"offline-runnable via trusted pytest ({script.name} needs the network: {findings.network[0]})"
+    missing = missing_test_imports(tests_dir)
+    if missing:
+        blockers.append(f"the tests import {', '.join(missing)}, which the trusted toolchain lacks")
+    return note, blockers
+
+
+def load_terminal_bench_task(task_dir: Path) -> Task:
+    """Read one Terminal-Bench task directory; raise TaskFormatError naming the file and field."""
+    task_dir = Path(task_dir)
+    yaml_path = task_dir / "task.yaml"
+    if not yaml_path.is_file():
+        raise TaskFormatError(yaml_path, None, "missing: a Terminal-Bench task needs a task.yaml")
+    data = _yaml(yaml_path)
+    if not isinstance(data, dict):
+        raise TaskFormatError(yaml_path, None, "expected a mapping of fields")
+    instruction = data.get("instruction")
+    if not isinstance(instruction, str) or not instruction.strip():
+        raise TaskFormatError(yaml_path, "instruction", "expected a non-empty string")
+    notes: list[str] = []
+    difficulty = difficulty_of(yaml_path, data.get("difficulty"), notes)
+    category = data.get("category", "general")
+    if not isinstance(category, str) or not category.strip():
+        raise TaskFormatError(yaml_path, "category", "expected a non-empty string")
+    tags = string_list(yaml_path, "tags", data.get("tags"))
+    agent_timeout = number(yaml_path, "max_agent_timeout_sec", data.get("max_agent_timeout_sec"))
+    test_timeout = number(yaml_path, "max_test_timeout_sec", data.get("max_test_timeout_sec"))
+    parser = data.get("parser_name", "pytest")
+    if not isinstance(parser, str):
+        raise TaskFormatError(yaml_path, "parser_name", "expected a string")
+
+    tests_dir = task_dir / "tests"
+    if not tests_dir.is_dir() or not any(tests_dir.glob("test_*.py")):
+        raise TaskFormatError(tests_dir, None, "missing: expected the tests as tests/test_*.py")
+    solution, solution_name = _solution(task_dir)
+
+    dockerfile = task_dir / "Dockerfile"
+    if dockerfile.is_file():
+        plan = plan_dockerfile(dockerfile, task_dir, META_FILES, DEFAULT_WORKDIR)
+    else:
+        plan = DockerPlan(dockerfile=None, workdir=DEFAULT_WORKDIR)
+        notes.append(f"no Dockerfile: a plain Linux with the workdir {DEFAULT_WORKDIR} is assumed")
+    needs_docker = plan.blockers + _compose_blockers(task_dir)
+    run_tests = task_dir / "run-tests.sh"
+    grader_note, grader_blockers = grader_analysis(run_tests if run_tests.is_file() else None, tests_dir, parser)
+    if not run_tests.is_file():
+        notes.append("no run-tests.sh: the tests run with pytest, as Terminal-Bench does by default")
+
+    task_id = task_id_from(task_dir.name)
+    label = f"Terminal-Bench task {task_dir.name}"
+
+    def build(folder: Path) -> None:
+        write_environment(plan, folder / "environment")
+        setup = setup_text(plan, f"{dockerfile}")
+        if setup:
+            (folder / "setup.sh").write_text(setup)
+        if solution is not None:
+            (folder / "solution.sh").write_text(solution_wrapper(solution, plan.workdir, f"{label} ({solution_name})"))
+
+    cache = materialise(FORMAT, task_id, digest_tree(task_dir), build)
+    env_dir = cache / "environment"
+    env_dir = env_dir if env_dir.is_dir() else None
+    first_line = instruction.strip().splitlines()[0]
+    return Task(
+        id=task_id,
+        title=re.sub(r"\s+", " ", first_line)[:80],
+        instruction=instruction.strip(),
+        root=task_dir,
+        difficulty=difficulty,
+        category=marker_word(category),
+        tags=tags,
+        inputs=inputs_named(instruction, env_dir, plan.workdir),
+        workdir=plan.workdir,
+        requires=requires_from(solution or "", "\n".join(plan.setup)),
+        environment_dir=env_dir,
+        setup_script=cache / "setup.sh" if (cache / "setup.sh").is_file() else None,
+        solution_script=cache / "solution.sh" if solution is not None else None,
+        tests_dir=tests_dir,
+        source_format=FORMAT,
+        **grader_field("pytest"),
+        extra={
+            "source_id": task_dir.name,
+            "grader": "pytest",
+            "grader_note": grader_note,
+            "grader_blockers": grader_blockers,
+            "backend": "docker" if needs_docker else "bwrap",
+            "needs_docker": needs_docker,
+            "base_images": plan.bases,
+            "dockerfile_dir": str(task_dir) if dockerfile.is_file() else None,
+            "dropped_steps": plan.dropped,
+            "image_env": plan.env,
+            "agent_timeout_s": agent_timeout,
+            "verifier_timeout_s": test_timeout,
+            "original_category": category,
+            "notes": notes,
+            "import_cache": str(cache),
+        },
+    )

@@ -1,0 +1,222 @@
+"""Runs a task's grader script (Harbor's tests/test.sh) in the verifier sandbox and signs its reward.
+
+Executed as ``python -I script_runner.py SCRIPT TIMEOUT WORKDIR REWARD_DIR ENV_JSON`` by the
+harness's own Python, the way runner.py is: it imports nothing from the workspace nor
+from pytest_termrl, the MAC key arrives on a pipe read once and closed before the script
+starts, and the signed result leaves on a pipe no child inherits. The script's output is
+kept only as a log tail for people; the verdict is the reward file the script wrote.
+
+- The process makes itself non-dumpable first, so code the grader runs (the agent's
+  programs, under the same uid) can neither ptrace it nor read its memory for the key.
+- ``pytest`` on the script's PATH is the harness's trusted pytest (plugin autoload off),
+  since graders call it and the sandbox's system Python has none.
+- When the script ends (or times out), every other process of this uid in the sandbox is
+  killed before the reward is read, so nothing left running can rewrite it afterwards.
+- The reward file is opened without following links or blocking: a FIFO, a link or a
+  directory there is no reward.
+"""
+
+import ctypes
+import hashlib
+import hmac
+import json
+import os
+import signal
+import stat
+import subprocess
+import sys
+import time
+
+PR_SET_DUMPABLE = 4
+SHIM_DIR = "/tmp/termrl-grader-bin"
+MAX_REWARD_BYTES = 65536
+
+
+def _non_dumpable():
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def _read_key():
+    key_fd = int(os.environ.pop("TERMRL_SECRET_FD"))
+    key = b""
+    while True:
+        chunk = os.read(key_fd, 4096)
+        if not chunk:
+            break
+        key += chunk
+    os.close(key_fd)
+    return key
+
+
+def _write_shims():
+    os.makedirs(SHIM_DIR, exist_ok=True)
+    for name in ("pytest", "py.test"):
+        path = os.path.join(SHIM_DIR, name)
+        with open(path, "w") as handle:
+            handle.write(f'#!/bin/sh\nPYTEST_DISABLE_PLUGIN_AUTOLOAD=1 exec "{sys.executable}" -m pytest -p no:cacheprovider "$@"\n')
+        os.chmod(path, 0o755)
+
+
+def _kill_others():
+    """SIGKILL every process this uid may signal, but this one: the script's leftovers."""
+    me = os.getpid()
+    ancestors = set()
+    pid = os.getppid()
+    while pid > 1 and pid not in ancestors:
+        ancestors.add(pid)
+        try:
+            with open(f"/proc/{pid}/stat") as handle:
+                pid = int(handle.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            break
+    for _ in range(20):
+        hit = False
+        for name in os.listdir("/proc"):
+            if not name.isdigit():
+                continue
+            pid = int(name)
+            if pid in (me, 1) or pid in ancestors:
+                continue
+            try:
+                os.kill(pid, signal.SIGKILL)
+                hit = True
+            except (ProcessLookupError, PermissionError):
+                pass
+        if not hit:
+            return
+        time.sleep(0.02)
+
+
+def _read_small(path):
+    """Text of a regular file, not following links, never blocking; None otherwise."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_REWARD_BYTES:
+            return None
+        return os.read(fd, MAX_REWARD_BYTES).decode(errors="replace")
+    finally:
+        os.close(fd)
+
+
+def _number(value):
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    value = float(value)
+    return value if value == value and abs(value) != float("inf") else None
+
+
+def read_reward(reward_dir):
+    """(reward, source, detail, problem): reward.txt first, then reward.json, as Harbor reads them."""
+    text = _read_small(os.path.join(reward_dir, "reward.txt"))
+    if text is not None:
+        try:
+            value = _number(float(text.strip()))
+        except ValueError:
+            value = None
+        if value is None:
+            return None, "reward.txt", {}, f"reward.txt does not hold a number: {text.strip()[:80]!r}"
+        return value, "reward.txt", {}, None
+    text = _read_small(os.path.join(reward_dir, "reward.json"))
+    if text is None:
+        return None, None, {}, "the script wrote no reward (/logs/verifier/reward.txt or reward.json)"
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return None, "reward.json", {}, "reward.json is not valid JSON"
+    if _number(data) is not None:
+        return _number(data), "reward.json", {}, None
+    if not isinstance(data, dict):
+        return None, "reward.json", {}, "reward.json is neither a number nor an object"
+    detail = {str(k): _number(v) for k, v in data.items() if _number(v) is not None}
+    if "reward" in data:
+        value = _number(data["reward"])
+        if value is None:
+            return None, "reward.json", detail, "reward.json's 'reward' is not a number"
+        return value, "reward.json", detail, None
+    if len(detail) == 1:
+        return next(iter(detail.values())), "reward.json", detail, None
+    return None, "reward.json", detail, "reward.json has no 'reward' key"
+
+
+def main(argv):
+    dumpable_off = _non_dumpable()
+    key = _read_key()
+    result_fd = int(os.environ.pop("TERMRL_RESULT_FD"))
+    os.set_inheritable(result_fd, False)
+    script, timeout_s, workdir, reward_dir, env_json = argv[1], float(argv[2]), argv[3], argv[4], argv[5]
+    sys.dont_write_bytecode = True
+    os.makedirs(reward_dir, exist_ok=True)
+    for name in ("reward.txt", "reward.json"):
+        try:
+            os.unlink(os.path.join(reward_dir, name))
+        except FileNotFoundError:
+            pass
+    _write_shims()
+    env = {
+        "HOME": os.environ.get("HOME", "/home/user"),
+        "USER": os.environ.get("USER", "user"),
+        "LOGNAME": os.environ.get("LOGNAME", "user"),
+        "LANG": "C.UTF-8",
+        "TERM": "dumb",
+        "SHELL": "/bin/bash",
+        "TMPDIR": "/tmp",
+        "PATH": f"{SHIM_DIR}:/usr/local/bin:/usr/bin:/bin",
+        "TEST_DIR": os.path.dirname(script),
+        "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
+        **json.loads(env_json),
+    }
+    os.makedirs(os.path.join(os.path.dirname(reward_dir), "agent"), exist_ok=True)
+    started = time.monotonic()
+    timed_out = False
+    with open("/tmp/termrl-grader.log", "w+b") as log:
+        os.unlink(log.name)
+        process = subprocess.Popen(
+            ["bash", script], cwd=workdir, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+            start_new_session=True, close_fds=True,
+        )
+        try:
+            exit_code = process.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            exit_code = None
+        _kill_others()
+        if timed_out:
+            process.wait()
+        duration = time.monotonic() - started
+        size = log.seek(0, os.SEEK_END)
+        log.seek(max(0, size - 4000))
+        tail = log.read().decode(errors="replace")
+    reward, source, detail, problem = read_reward(reward_dir)
+    body = json.dumps(
+        {
+            "exit_code": exit_code,
+            "timed_out": timed_out,
+            "reward": reward,
+            "reward_source": source,
+            "reward_detail": detail,
+            "problem": problem,
+            "output_tail": tail,
+            "duration_s": round(duration, 3),
+            "non_dumpable": dumpable_off,
+        },
+        sort_keys=True,
+    )
+    mac = hmac.new(key, body.encode(), hashlib.sha256).hexdigest()
+    payload = json.dumps({"body": body, "mac": mac}).encode() + b"\n"
+    view = memoryview(payload)
+    while view:
+        view = view[os.write(result_fd, view):]
+    os.close(result_fd)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

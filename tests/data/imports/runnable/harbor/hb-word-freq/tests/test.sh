@@ -1,0 +1,8 @@
+#!/bin/bash
+# Grades /app/freq.txt against the poem; writes 1 or 0 to the reward file.
+mkdir -p /logs/verifier
+if python3 /tests/check.py; then
+  echo 1 > /logs/verifier/reward.txt
+else
+  echo 0 > /logs/verifier/reward.txt
+fi

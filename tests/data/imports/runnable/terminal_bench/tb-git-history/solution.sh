@@ -1,0 +1,3 @@
+#!/bin/bash
+cd /app/project
+git log --format=%s > /app/history.txt

@@ -1,0 +1,2 @@
+#!/bin/bash
+echo "id,total" > /app/totals.csv

