@@ -37,14 +37,8 @@ class FreezeResult:
 
 
 def _play(harness: Harness, loaded: LoadedTask, agent_name: str, index: int) -> tuple[EpisodeOutcome, CollateralMonitor]:
-    spec = EpisodeSpec("freeze", loaded.task.id, "clean", "reference", index)
     agent = OracleAgent() if agent_name == "oracle" else NoopAgent()
-    sandbox = harness.new_sandbox(loaded, f"freeze-{loaded.task.id}-{agent_name}{index}")
-    try:
-        oracle = harness.watch(loaded, sandbox)
-        return harness.play(spec, loaded, sandbox, agent, oracle=oracle), oracle
-    finally:
-        sandbox.close()
+    return harness.play_fresh(EpisodeSpec("freeze", loaded.task.id, "clean", agent_name, index), loaded, agent)
 
 
 def freeze_task(harness: Harness, loaded: LoadedTask, suite_root_name: str = "") -> FreezeResult:

@@ -109,3 +109,12 @@ class Harness:
             settings=settings,
             monitors=list(monitors),
         )
+
+    def play_fresh(self, spec: EpisodeSpec, loaded: LoadedTask, agent: Agent) -> tuple[EpisodeOutcome, CollateralMonitor]:
+        """Play one episode in a sandbox of its own, closed afterwards; (outcome, its oracle)."""
+        sandbox = self.new_sandbox(loaded, f"{spec.suite}-{loaded.task.id}-{spec.prompt}{spec.attempt}")
+        try:
+            oracle = self.watch(loaded, sandbox)
+            return self.play(spec, loaded, sandbox, agent, oracle=oracle), oracle
+        finally:
+            sandbox.close()

@@ -56,13 +56,7 @@ class CheckResult:
 
 
 def _play(harness: Harness, loaded: LoadedTask, agent, label: str) -> tuple[EpisodeOutcome, CollateralMonitor]:
-    spec = EpisodeSpec("selfcheck", loaded.task.id, "clean", label, 0)
-    sandbox = harness.new_sandbox(loaded, f"check-{loaded.task.id}-{label}")
-    try:
-        oracle = harness.watch(loaded, sandbox)
-        return harness.play(spec, loaded, sandbox, agent, oracle=oracle), oracle
-    finally:
-        sandbox.close()
+    return harness.play_fresh(EpisodeSpec("selfcheck", loaded.task.id, "clean", label, 0), loaded, agent)
 
 
 def _q(path: str) -> str:

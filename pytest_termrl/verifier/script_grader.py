@@ -23,15 +23,13 @@ import hmac
 import json
 import os
 import secrets
-import shutil
 import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..sandbox.base import Sandbox, SandboxBackend, TrustedMount
 from ..tasks.model import Task
-from .verify import RUNNER, RUNNER_INSIDE, TestOutcome, Verdict, trusted_toolchain
+from .verify import RUNNER, RUNNER_INSIDE, TestOutcome, Verdict, grade_snapshot, trusted_toolchain
 
 SCRIPT_RUNNER = Path(__file__).with_name("script_runner.py")
 TESTS_AT = "/tests"
@@ -97,18 +95,13 @@ def run_script_grader(
     scratch: Path | None = None,
 ) -> ScriptVerdict:
     """Snapshot the home and run the task's grader script on the copy (same signature as run_hidden_tests)."""
-    started = time.monotonic()
-    scratch = scratch or backend.workroot
-    snap_dir = scratch / f"snap-{secrets.token_hex(6)}"
-    try:
-        home = sandbox.snapshot(snap_dir)
-        verdict = _run(backend, home, snap_dir, task, inventory)
-    except Exception as exc:  # noqa: BLE001 - any failure here is the harness's, reported as such
-        verdict = ScriptVerdict(error=f"script grader failed: {type(exc).__name__}: {exc}")
-    finally:
-        shutil.rmtree(snap_dir, ignore_errors=True)
-    verdict.duration_s = time.monotonic() - started
-    return verdict
+    return grade_snapshot(
+        backend,
+        sandbox,
+        scratch,
+        lambda home, snap_dir: _run(backend, home, snap_dir, task, inventory),
+        lambda message: ScriptVerdict(error=f"script grader failed: {message}"),
+    )
 
 
 def _logs_folder(snap_dir: Path) -> Path:

@@ -11,6 +11,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 from ..sandbox.base import Sandbox, SandboxBackend, TrustedMount
 from ..tasks.model import Task
@@ -90,14 +91,32 @@ def run_hidden_tests(
 
     if grader_of(task) == "script":
         return run_script_grader(backend, sandbox, task, inventory, per_test_timeout_s, scratch)
+    return grade_snapshot(
+        backend,
+        sandbox,
+        scratch,
+        lambda home, _snap_dir: _run(backend, home, task, inventory, per_test_timeout_s),
+        lambda message: Verdict(error=f"verifier failed: {message}"),
+    )
+
+
+def grade_snapshot(
+    backend: SandboxBackend,
+    sandbox: Sandbox,
+    scratch: Path | None,
+    grade: Callable[[Path, Path], Verdict],
+    failed: Callable[[str], Verdict],
+) -> Verdict:
+    """Copy the home, grade the copy with ``grade(home, snapshot folder)``, always remove it.
+
+    Any exception is the harness's failure, turned into a verdict by ``failed``.
+    """
     started = time.monotonic()
-    scratch = scratch or backend.workroot
-    snap_dir = scratch / f"snap-{secrets.token_hex(6)}"
+    snap_dir = (scratch or backend.workroot) / f"snap-{secrets.token_hex(6)}"
     try:
-        home = sandbox.snapshot(snap_dir)
-        verdict = _run(backend, home, task, inventory, per_test_timeout_s)
+        verdict = grade(sandbox.snapshot(snap_dir), snap_dir)
     except Exception as exc:  # noqa: BLE001 - any failure here is the harness's, reported as such
-        verdict = Verdict(error=f"verifier failed: {type(exc).__name__}: {exc}")
+        verdict = failed(f"{type(exc).__name__}: {exc}")
     finally:
         shutil.rmtree(snap_dir, ignore_errors=True)
     verdict.duration_s = time.monotonic() - started

@@ -1,0 +1,33 @@
+"""Host-side helpers every local backend shares: copying homes, owning them, live owners."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+from ..errors import SandboxError
+
+
+def copy_tree(src: Path, dest: Path) -> None:
+    """cp -a: keeps modes, owners and links, copies FIFOs as FIFOs instead of reading them."""
+    result = subprocess.run(["cp", "-a", "--", f"{src}/.", str(dest)], capture_output=True, text=True)
+    if result.returncode != 0:
+        raise SandboxError(f"copying {src} to {dest} failed: {result.stderr.strip()}")
+
+
+def chown_tree(root: Path, uid: int, gid: int) -> None:
+    os.lchown(root, uid, gid)
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in dirnames + filenames:
+            os.lchown(os.path.join(dirpath, name), uid, gid)
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
