@@ -95,7 +95,7 @@ def add_options(parser) -> None:
     add("--termrl-seed", type=int, default=None, help="sampling seed")
     add("--termrl-disable-thinking", action="store_true", default=False, help="ask the chat template to disable thinking")
     add("--termrl-server", default=None, choices=["vllm", "llamacpp", "command"], help="start this server once per run (on the xdist controller)")
-    add("--termrl-server-model", default=None, help="model (or GGUF path) the started server loads")
+    add("--termrl-server-model", default=None, help="model (or GGUF path) the started server loads; 'embedded': the bundled Gemma 3 270M GGUF on llama.cpp (extra: demo)")
     add("--termrl-server-arg", action="append", default=[], help="extra argument for the started server (repeatable; e.g. --enable-lora)")
     add("--termrl-server-command", default=None, help="start command for --termrl-server=command ({host}, {port}, {model} are filled in)")
     add("--termrl-server-timeout", type=float, default=None, help="seconds to wait for the server to become healthy (default 900)")
@@ -180,6 +180,10 @@ def read_options(config) -> TermrlOptions:
     if opts.attempts < 1:
         raise ValueError("--termrl-attempts: expected a positive integer")
     m = opts.model
+    if m.server_model == "embedded" and m.server is None and not m.base_url:
+        m.server = "llamacpp"  # --termrl-server-model=embedded alone starts the bundled model
+    if m.server_model == "embedded" and m.server not in (None, "llamacpp"):
+        raise ValueError("--termrl-server-model=embedded runs on llama.cpp: use --termrl-server=llamacpp")
     if m.server and m.base_url:
         raise ValueError("--termrl-server and --termrl-base-url exclude each other: one starts a server, the other uses one")
     if m.server and not (m.server_model or m.server == "command"):

@@ -119,6 +119,10 @@ def _start_model_server(config, options: TermrlOptions) -> None:
         from .agents.model_run import start_server
 
         try:
+            if m.server_model == "embedded":
+                from .agents.embedded import resolve_model_options
+
+                resolve_model_options(m)  # the bundled GGUF on llama.cpp; raises if not installed
             server = start_server(m, options.run_dir)
         except Exception as exc:  # noqa: BLE001 - reported to the user as a usage error
             raise pytest.UsageError(f"the {m.server} server did not start: {exc}") from None

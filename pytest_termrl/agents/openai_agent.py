@@ -231,6 +231,7 @@ class OpenAIAgent(Agent):
             "model": self.model,
             "messages": self.messages,
             "tools": self.tools,
+            "tool_choice": "auto",
             "max_tokens": max_tokens,
             "timeout": self.request_timeout,
         }
