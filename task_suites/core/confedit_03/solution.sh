@@ -1,0 +1,16 @@
+python3 - <<'PY'
+changes = {(s, k): v for s, k, v in [('database', 'url', 'postgres://db.internal/pioneer'), ('logging', 'format', 'json'), ('database', 'pool', '20')]}
+out, sec = [], None
+for line in open('/home/user/srv/app/config/app.yaml').read().splitlines():
+    if line and not line.startswith((' ', '#')):
+        sec = line[:-1]
+    elif line.startswith('  '):
+        k = line.strip().split(':', 1)[0]
+        if (sec, k) in changes:
+            line = f'  {k}: {changes[(sec, k)]}'
+    out.append(line)
+out.append('tls:')
+out.append('  cert: /etc/ssl/app.pem')
+out.append('  min_version: 1.2')
+open('/home/user/srv/app/config/app.prod.yaml', 'w').write('\n'.join(out) + '\n')
+PY

@@ -1,0 +1,14 @@
+mkdir -p /home/user/tables
+python3 - <<'PY'
+import csv
+with open('/home/user/shared/csv/visits_wide.csv', newline='') as fh:
+    rows = list(csv.reader(fh, delimiter=','))
+out = ['station,period,value']
+for row in rows[1:]:
+    for col, val in zip(rows[0][1:], row[1:]):
+        if val != '':
+            out.append(f'{row[0]},{col},{val}')
+text = '\n'.join(out) + '\n'
+with open('/home/user/tables/visits_long.csv', 'w') as fh:
+    fh.write(text)
+PY

@@ -1,0 +1,15 @@
+mkdir -p /home/user/reports
+python3 - <<'PY'
+import json
+from decimal import Decimal
+orders = json.load(open('/home/user/incoming/json/checkout.json'))
+out = ['order\tcity\tsku\tqty\ttotal']
+for o in orders:
+    if o['status'] in ['paid', 'pending']:
+        for it in o['items']:
+            t = Decimal(it['unit_price']) * it['qty']
+            out.append(f"{o['id']}\t{o['customer']['city']}\t{it['sku']}\t{it['qty']}\t{t:.2f}")
+text = '\n'.join(out) + '\n'
+with open('/home/user/reports/order_lines.tsv', 'w') as fh:
+    fh.write(text)
+PY

@@ -1,0 +1,10 @@
+chmod 0644 /home/user/.config/app/settings.json
+chmod 0750 /home/user/.local/bin/backup-helper
+chmod 0644 /home/user/documents/letter.md
+chmod 0600 /home/user/documents/taxes/2024.csv
+chmod 0600 /home/user/keys/deploy.pem
+chmod 0644 /home/user/music/playlist.m3u
+chmod 0644 /home/user/photos/2024/img_922.txt
+chmod 0644 /home/user/projects/tundra/main.py
+chmod 0644 /home/user/projects/tundra/notes.log
+chmod 0755 /home/user/projects/tundra/run.sh

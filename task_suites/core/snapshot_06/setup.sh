@@ -1,0 +1,10 @@
+chmod 0644 /home/user/.config/app/settings.json
+chmod 0750 /home/user/.local/bin/backup-helper
+chmod 0644 /home/user/documents/cv.md
+chmod 0600 /home/user/documents/taxes/2022.csv
+chmod 0600 /home/user/keys/deploy.pem
+chmod 0644 /home/user/music/playlist.m3u
+chmod 0644 /home/user/photos/2022/img_938.txt
+chmod 0644 /home/user/projects/pioneer/main.py
+chmod 0644 /home/user/projects/pioneer/notes.log
+chmod 0755 /home/user/projects/pioneer/run.sh

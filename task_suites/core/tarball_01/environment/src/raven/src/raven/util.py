@@ -1,0 +1,2 @@
+def clamp(x, lo=0, hi=56):
+    return max(lo, min(hi, x))

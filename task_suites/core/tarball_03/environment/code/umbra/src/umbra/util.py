@@ -1,0 +1,2 @@
+def clamp(x, lo=0, hi=55):
+    return max(lo, min(hi, x))
