@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from . import families, split_counts, write_splits, write_suite
+from . import families, write_splits, write_suite
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -6,7 +6,7 @@ import random
 import re
 from datetime import date
 
-from ..common import CITIES, INPUT_UNCHANGED_TEST, PROJECT_WORDS, TaskSpec, input_hashes, pick, sha256, test_module
+from ..common import INPUT_UNCHANGED_TEST, PROJECT_WORDS, TaskSpec, input_hashes, pick, sha256, test_module
 
 FAMILY = "filemove"
 CATEGORY = "files"

@@ -10,7 +10,7 @@ import hashlib
 import random
 from datetime import datetime, timedelta, timezone
 
-from ..common import FIRST_NAMES, INPUT_UNCHANGED_TEST, LAST_NAMES, PROJECT_WORDS, TaskSpec, input_hashes, pick, test_module
+from ..common import FIRST_NAMES, INPUT_UNCHANGED_TEST, LAST_NAMES, PROJECT_WORDS, TaskSpec, pick, test_module
 
 FAMILY = "gitchores"
 CATEGORY = "git"

@@ -65,7 +65,7 @@ def generate(rng: random.Random, task_id: str, index: int) -> TaskSpec:
         files = {log_rel: "\n".join(recs) + "\n"}
         solution_py = ["from collections import Counter", "c = Counter()", f"for line in open('/home/user/{log_rel}'):",
                        "    f = line.split()", f"    if f[8].startswith('{klass}'):", "        c[f[6].split('?')[0]] += 1",
-                       f"rows = sorted(c.items(), key=lambda kv: (-kv[1], kv[0]))",
+                       "rows = sorted(c.items(), key=lambda kv: (-kv[1], kv[0]))",
                        f"text = {header!r} + '\\n' + ''.join(f'{{p}}{sep!r:s}{{n}}\\n' for p, n in rows)".replace(f"{sep!r:s}", sep.replace("\t", "\\t"))]
         title = f"Count {klass}xx responses per path"
     elif variant == "level_matrix":

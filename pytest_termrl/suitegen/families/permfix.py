@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from ..common import INPUT_UNCHANGED_TEST, PROJECT_WORDS, TaskSpec, input_hashes, pick, sha256, test_module
+from ..common import INPUT_UNCHANGED_TEST, TaskSpec, input_hashes, pick, sha256, test_module
 
 FAMILY = "permfix"
 CATEGORY = "permissions"

@@ -6,7 +6,7 @@ import random
 from collections import defaultdict
 from decimal import Decimal
 
-from ..common import CITIES, FIRST_NAMES, INPUT_UNCHANGED_TEST, LAST_NAMES, PROJECT_WORDS, TaskSpec, pick, test_module
+from ..common import FIRST_NAMES, LAST_NAMES, PROJECT_WORDS, TaskSpec, pick, test_module
 
 FAMILY = "sqlreport"
 CATEGORY = "sql"

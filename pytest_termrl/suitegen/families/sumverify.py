@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import random
 
 from ..common import INPUT_UNCHANGED_TEST, PROJECT_WORDS, TaskSpec, digest, input_hashes, pick, sha256, test_module

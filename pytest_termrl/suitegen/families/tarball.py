@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from ..common import INPUT_UNCHANGED_TEST, PROJECT_WORDS, TaskSpec, digest, input_hashes, pick, test_module
+from ..common import INPUT_UNCHANGED_TEST, PROJECT_WORDS, TaskSpec, input_hashes, pick, test_module
 
 FAMILY = "tarball"
 CATEGORY = "archive"
