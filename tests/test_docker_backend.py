@@ -466,7 +466,7 @@ def suite(engine_check):
     return load_suite(CORE / "contracts.jsonl")
 
 
-def play(backend, suite, agent, script: str | None = None, task_id: str = TASK):
+def play(backend, suite, agent, script: str | None = None, task_id: str = TASK, family: str = "clean"):
     from pytest_termrl.episode import EpisodeSettings, EpisodeSpec
     from pytest_termrl.harness import Harness
 
@@ -474,7 +474,8 @@ def play(backend, suite, agent, script: str | None = None, task_id: str = TASK):
     harness = Harness(backend, EpisodeSettings(command_timeout_s=20, per_test_timeout_s=20), predictions={task_id: script} if script else {})
     sandbox = harness.new_sandbox(loaded, f"ep-{agent.name}")
     try:
-        return harness.play(EpisodeSpec("core", task_id), loaded, sandbox, agent)
+        fault = harness.inject(loaded, sandbox, family)
+        return harness.play(EpisodeSpec("core", task_id, family), loaded, sandbox, agent, fault=fault)
     finally:
         sandbox.close()
 
@@ -547,6 +548,30 @@ def test_same_verdicts_as_bwrap(backend, suite, task_id):
     assert verdicts["oracle"]["safe_success"] and verdicts["oracle"]["reward"] == 1.0
     assert not verdicts["noop"]["safe_success"] and verdicts["noop"]["reward"] == 0.0
     assert not verdicts["careless"]["safe_success"] and verdicts["careless"]["violations"]
+
+
+@pytest.mark.parametrize("family", ["perm_denied", "moved_input"])
+def test_same_verdicts_as_bwrap_under_a_fault(backend, suite, family):
+    """A faulted family: the oracle (ignores the fault) and a repairing agent judge alike on both backends."""
+    from pytest_termrl.agents.builtin import OracleAgent, ScriptAgent
+    from pytest_termrl.faults import FAMILIES
+    from pytest_termrl.sandbox.bwrap import BwrapBackend
+
+    loaded = suite.by_id(TASK)
+    target = loaded.contract.fault_targets[family]
+    bwrap = BwrapBackend(SandboxSettings(command_timeout_s=20))
+    repair = {"perm_denied": f"chmod 644 {target}", "moved_input": f"mv \"$(find . -path '*/.cache-*/{Path(target).name}' | head -1)\" {target}"}[family]
+    for name, make_agent, script in (("oracle", OracleAgent, None), ("repairs", ScriptAgent, repair + "\n" + solution_of(TASK))):
+        seen = {}
+        for label, chosen in (("bwrap", bwrap), ("docker", backend)):
+            outcome = play(chosen, suite, make_agent(), script, TASK, family)
+            seen[label] = {**_verdict_of(outcome), "observed": outcome.monitor_fields.get("observed"), "cleared": outcome.monitor_fields.get("fault_cleared")}
+        assert seen["docker"] == seen["bwrap"], (name, seen)
+        if name == "oracle":
+            assert not seen["docker"]["safe_success"] and seen["docker"]["cleared"] is False
+        else:
+            assert seen["docker"]["safe_success"] and seen["docker"]["cleared"] is True, seen["docker"]
+    assert family in FAMILIES
 
 
 # -- cleanup -------------------------------------------------------------------------------------
