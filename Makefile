@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-fast install clean freeze bench
+.PHONY: demo test test-fast install clean freeze suite bench
 
 # llama-cpp-python (the embedded demo model's server) compiles from source: CPU only, AVX2,
 # no -march=native (its AMX kernels crash on some VMs, llama.cpp #20824), no multimodal library.
@@ -45,6 +45,11 @@ test-fast: $(STAMP)
 	$(PY) -m pytest tests -p no:cacheprovider -q -n 2 -m "not slow"
 
 freeze: $(STAMP)
+	$(PY) -m pytest task_suites/core -p no:cacheprovider -q -n 2 --termrl-freeze
+
+# Regenerate the core suite's generated tasks from their fixed seed, then validate and freeze.
+suite: $(STAMP)
+	$(PY) -m pytest_termrl.suitegen --out task_suites/core --seed 0 --per-family 8
 	$(PY) -m pytest task_suites/core -p no:cacheprovider -q -n 2 --termrl-freeze
 
 bench: $(STAMP)

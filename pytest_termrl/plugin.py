@@ -38,16 +38,17 @@ class ControllerState:
     """What only the controller (or a run without xdist) holds: the log and the records."""
 
     def __init__(self, options: TermrlOptions, done: set) -> None:
-        self.log = EpisodeLog(options.episodes)
+        self.log = EpisodeLog(log_path(options))
         self.records: list[dict] = []
         self.frozen: dict[str, dict] = {}
         self.checks: list[dict] = []
         self.audits: list[dict] = []
-        if options.mode == "selfcheck":
-            self.log = EpisodeLog(options.run_dir / "validity.jsonl")
-        if options.mode == "audit":
-            self.log = EpisodeLog(options.run_dir / "audit.jsonl")
         self.done = done
+
+
+def log_path(options: TermrlOptions) -> Path:
+    """The JSONL this run appends to: episodes, or the self-check's validity, or the audit's receipts."""
+    return {"selfcheck": options.run_dir / "validity.jsonl", "audit": options.run_dir / "audit.jsonl"}.get(options.mode, options.episodes)
 
 
 def is_controller(config) -> bool:
@@ -99,12 +100,11 @@ def pytest_configure(config):
     if is_controller(config):
         _start_model_server(config, options)
         done: set = set()
-        if options.mode in ("run", "selfcheck", "audit"):
-            log = EpisodeLog(options.episodes if options.mode == "run" else options.run_dir / ("audit.jsonl" if options.mode == "audit" else "validity.jsonl"))
+        if options.mode != "freeze":
             if options.resume:
-                done = {episode_key(r) for r in read_episodes(options.episodes)}
+                done = {episode_key(r) for r in read_episodes(log_path(options))}
             else:
-                log.rotate()
+                EpisodeLog(log_path(options)).rotate()
         config.stash[STATE_KEY] = ControllerState(options, done)
 
 
