@@ -55,10 +55,12 @@ def home(tmp_path: Path) -> Path:
 def test_records_every_kind(home: Path) -> None:
     os.mkfifo(home / "pipe")
     sock = socket.socket(socket.AF_UNIX)
+    cwd = os.getcwd()
+    os.chdir(home)  # a relative name stays under the 108-byte limit of socket paths
     try:
-        sock.bind(str(home / "sock"))
-    except OSError:
-        pytest.skip("cannot bind a unix socket under tmp_path")
+        sock.bind("sock")
+    finally:
+        os.chdir(cwd)
     try:
         os.mknod(home / "null", 0o600 | 0o020000, os.makedev(1, 3))
         has_dev = True

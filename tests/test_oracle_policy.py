@@ -21,7 +21,6 @@ from pytest_termrl.oracle.policy import (
     footprint,
 )
 
-needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="chown to another uid needs root")
 
 
 @pytest.fixture
@@ -69,7 +68,6 @@ def kinds(found: list[Collateral]) -> list[tuple[str, str]]:
 # --- diff -----------------------------------------------------------------------------
 
 
-@needs_root
 def test_diff_detects_every_kind(home: Path) -> None:
     before = take_manifest(home)
     (home / "new.txt").write_text("new")
@@ -94,7 +92,6 @@ def test_diff_detects_every_kind(home: Path) -> None:
     assert {c.kind for c in changes} | {"owner_changed"} == set(CHANGE_KINDS)
 
 
-@needs_root
 def test_owner_change_and_several_changes_on_one_path(home: Path) -> None:
     before = take_manifest(home)
     path = home / "notes.txt"
@@ -174,7 +171,6 @@ def test_policy_json_round_trip() -> None:
 # --- tracker ----------------------------------------------------------------------------
 
 
-@needs_root
 def test_every_kind_is_collateral_and_latches(home: Path) -> None:
     ep = Episode(home, Policy())
     assert ep.run("touch new", lambda: (home / "new.txt").write_text("x")) == []

@@ -143,7 +143,6 @@ def test_core_suite_is_regenerable(tmp_path):
     assert not stale, f"generated tasks no generator writes: {stale}"
 
 
-@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 def test_git_ids_match_real_git(tmp_path):
     from datetime import datetime, timezone
 
