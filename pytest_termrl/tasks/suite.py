@@ -66,6 +66,18 @@ def read_splits(root: Path) -> dict[str, str]:
     return splits
 
 
+def is_predictions_file(path: Path) -> bool:
+    """A JSONL of {task_id, agent_script} rows (for --termrl-agent=script), not DockerLess tasks."""
+    for line in path.read_text(errors="replace").splitlines():
+        if line.strip():
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError:
+                return False
+            return isinstance(row, dict) and set(row) == {"task_id", "agent_script"}
+    return False
+
+
 def load_suite(contracts_path: Path, require_contracts: bool = True) -> Suite:
     root = contracts_path.parent
     suite = Suite(name=root.name, root=root)
@@ -96,7 +108,7 @@ def load_suite(contracts_path: Path, require_contracts: bool = True) -> Suite:
             admit(load_task_dir(folder), str(folder))
         except (TaskFormatError, ContractMismatchError) as exc:
             suite.problems[folder.name] = str(exc)
-    for rows in sorted(p for p in root.glob("*.jsonl") if p.name != CONTRACTS_FILE):
+    for rows in sorted(p for p in root.glob("*.jsonl") if p.name != CONTRACTS_FILE and not is_predictions_file(p)):
         tasks, errors = load_dockerless(rows)
         for error in errors:
             suite.problems[f"{rows.name}:{error.path.rsplit(':', 1)[-1]}"] = str(error)
