@@ -16,9 +16,6 @@ kept only as a log tail for people; the verdict is the reward file the script wr
   directory there is no reward.
 """
 
-import ctypes
-import hashlib
-import hmac
 import json
 import os
 import signal
@@ -27,29 +24,8 @@ import subprocess
 import sys
 import time
 
-PR_SET_DUMPABLE = 4
 SHIM_DIR = "/tmp/termrl-grader-bin"
 MAX_REWARD_BYTES = 65536
-
-
-def _non_dumpable():
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        return libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == 0
-    except (OSError, AttributeError):
-        return False
-
-
-def _read_key():
-    key_fd = int(os.environ.pop("TERMRL_SECRET_FD"))
-    key = b""
-    while True:
-        chunk = os.read(key_fd, 4096)
-        if not chunk:
-            break
-        key += chunk
-    os.close(key_fd)
-    return key
 
 
 def _write_shims():
@@ -147,10 +123,14 @@ def read_reward(reward_dir):
 
 
 def main(argv):
-    dumpable_off = _non_dumpable()
-    key = _read_key()
-    result_fd = int(os.environ.pop("TERMRL_RESULT_FD"))
-    os.set_inheritable(result_fd, False)
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import channel
+
+    sys.path.pop(0)  # the tests must not import the harness's modules by accident
+
+    dumpable_off = channel.non_dumpable()
+    key = channel.read_key()
+    result_fd = channel.result_fd()
     script, timeout_s, workdir, reward_dir, env_json = argv[1], float(argv[2]), argv[3], argv[4], argv[5]
     sys.dont_write_bytecode = True
     os.makedirs(reward_dir, exist_ok=True)
@@ -195,7 +175,9 @@ def main(argv):
         log.seek(max(0, size - 4000))
         tail = log.read().decode(errors="replace")
     reward, source, detail, problem = read_reward(reward_dir)
-    body = json.dumps(
+    channel.send_signed(
+        result_fd,
+        key,
         {
             "exit_code": exit_code,
             "timed_out": timed_out,
@@ -207,14 +189,7 @@ def main(argv):
             "duration_s": round(duration, 3),
             "non_dumpable": dumpable_off,
         },
-        sort_keys=True,
     )
-    mac = hmac.new(key, body.encode(), hashlib.sha256).hexdigest()
-    payload = json.dumps({"body": body, "mac": mac}).encode() + b"\n"
-    view = memoryview(payload)
-    while view:
-        view = view[os.write(result_fd, view):]
-    os.close(result_fd)
     return 0
 
 

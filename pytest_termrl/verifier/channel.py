@@ -1,0 +1,56 @@
+"""The signed result channel, shared by the two trusted runners (runner.py, script_runner.py).
+
+Standard library only: it runs inside the verifier sandbox with ``python -I``, next to the
+runners, and imports nothing from pytest_termrl or the workspace.
+"""
+
+import ctypes
+import hashlib
+import hmac
+import json
+import os
+
+PR_SET_DUMPABLE = 4
+
+
+def non_dumpable():
+    """Make /proc/<pid>/fd and /proc/<pid>/mem of this process root's alone; True if it worked.
+
+    Code the graders run as the same uid (an agent's script, a git hook in the agent's
+    repository) could otherwise read the key from memory or write to the result pipe.
+    """
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def read_key():
+    """The MAC key, read once from its pipe, which is then closed."""
+    key_fd = int(os.environ.pop("TERMRL_SECRET_FD"))
+    key = b""
+    while True:
+        chunk = os.read(key_fd, 4096)
+        if not chunk:
+            break
+        key += chunk
+    os.close(key_fd)
+    return key
+
+
+def result_fd():
+    """The result pipe, kept from every child process."""
+    fd = int(os.environ.pop("TERMRL_RESULT_FD"))
+    os.set_inheritable(fd, False)
+    return fd
+
+
+def send_signed(fd, key, body):
+    """Write {body, mac} as one JSON line and close the pipe."""
+    text = json.dumps(body, sort_keys=True)
+    mac = hmac.new(key, text.encode(), hashlib.sha256).hexdigest()
+    view = memoryview(json.dumps({"body": text, "mac": mac}).encode() + b"\n")
+    while view:
+        view = view[os.write(fd, view):]
+    os.close(fd)
