@@ -4,6 +4,12 @@ Isolation (network, uid, read-only system, limits), the persistent shell's seman
 processes gone at the end, the verifier's unforgeable channel, cleanup of killed runs,
 task images, and the same per-episode verdicts as bwrap on real core tasks.
 
+Every sandbox and verifier test runs twice: against the engine as a local one (the home
+bind-mounted from this machine) and as a remote one (``local=False``: home, commands and
+outputs in volumes, nothing bind-mounted, everything through the API), which is what a
+``DOCKER_HOST`` on another machine gets. ``test_remote_engine_over_tcp`` also reaches the
+engine through a TCP ``DOCKER_HOST``.
+
 Without an engine (or without the base image, or not as root) the whole module skips on a
 developer machine, and fails in CI (``CI=true``): CI runs ``.ci/docker-setup.sh`` first.
 """
@@ -78,23 +84,34 @@ def docker_engine(request, engine_check):
         require_engine(engine_check)
 
 
+ENGINE_MODES = ["local", "remote"]
+
+
+@pytest.fixture(scope="module", params=ENGINE_MODES)
+def engine_mode(request) -> str:
+    """How the backend treats the engine: bind mounts from this machine, or volumes only."""
+    return request.param
+
+
 @pytest.fixture(scope="module")
-def backend(engine_check):
+def backend(engine_check, engine_mode):
     require_engine(engine_check)
     from pytest_termrl.sandbox.docker import DockerBackend
 
-    return DockerBackend(SandboxSettings(command_timeout_s=20))
+    backend = DockerBackend(SandboxSettings(command_timeout_s=20), local=engine_mode == "local")
+    yield backend
+    backend.close_all()
 
 
 @pytest.fixture
-def make_sandbox(docker_engine):
+def make_sandbox(docker_engine, engine_mode):
     from pytest_termrl.sandbox.docker import DockerBackend
 
     made = []
 
     def _make(label: str = "test", **settings):
         settings.setdefault("command_timeout_s", 10.0)
-        sandbox = DockerBackend(SandboxSettings(**settings)).create(label)
+        sandbox = DockerBackend(SandboxSettings(**settings), local=engine_mode == "local").create(label)
         made.append(sandbox)
         return sandbox
 
@@ -112,6 +129,22 @@ def containers_labelled(**labels) -> list[dict]:
         return client.api.containers(all=True, filters=filters)
     finally:
         client.close()
+
+
+def volumes_labelled(**labels) -> list[str]:
+    import docker
+
+    client = docker.from_env()
+    try:
+        filters = {"label": ["termrl=1", *(f"{k}={v}" for k, v in labels.items())]}
+        return sorted(v["Name"] for v in (client.api.volumes(filters=filters) or {}).get("Volumes") or [])
+    finally:
+        client.close()
+
+
+def bind_mounts(container) -> list[str]:
+    container.reload()
+    return [m["Destination"] for m in container.attrs["Mounts"] if m["Type"] == "bind"]
 
 
 # -- isolation ---------------------------------------------------------------------------
@@ -165,14 +198,20 @@ def test_no_network(make_sandbox, host_listener):
     assert len(accepted) == 1, "the sandbox reached the host's listener"
 
 
-def test_runs_as_uid_1000_without_privileges(make_sandbox):
+def test_runs_as_uid_1000_without_privileges(make_sandbox, engine_mode):
     sandbox = make_sandbox("uid")
-    result = sandbox.run("id -u; id -g; id -un; echo $HOME; pwd; grep -E '^(Cap(Eff|Prm|Bnd)|NoNewPrivs)' /proc/self/status")
+    result = sandbox.run("id -u; id -g; id -un; echo $HOME; pwd; grep -E '^(Cap(Eff|Prm|Bnd|Inh|Amb)|NoNewPrivs)' /proc/self/status")
     lines = result.output.splitlines()
     assert lines[:5] == ["1000", "1000", "user", "/home/user", "/home/user"]
     fields = {line.split(":")[0]: line.split()[1] for line in lines[5:]}
-    assert {k: int(v, 16) for k, v in fields.items() if k.startswith("Cap")} == {"CapPrm": 0, "CapEff": 0, "CapBnd": 0}
+    # Remote: the bounding set keeps what the harness's own root execs need to empty and own
+    # the home; the agent holds none of it, and no-new-privileges stops it gaining any.
+    bounding = 0 if engine_mode == "local" else (1 << 0) | (1 << 1) | (1 << 3)  # CHOWN, DAC_OVERRIDE, FOWNER
+    caps = {k: int(v, 16) for k, v in fields.items() if k.startswith("Cap")}
+    assert caps == {"CapInh": 0, "CapPrm": 0, "CapEff": 0, "CapBnd": bounding, "CapAmb": 0}
     assert fields["NoNewPrivs"] == "1"
+    probe = sandbox.run("chown root ~ && echo CHOWNED; rm -f /run/termrl/init.sh && echo REMOVED; chmod 000 /run/termrl && echo LOCKED")
+    assert not {"CHOWNED", "REMOVED", "LOCKED"} & set(probe.output.split()), probe.output
     assert sandbox.run("su -c true root </dev/null; sudo -n true").exit_code != 0
     # The container's first processes are root's: the agent can neither see their secrets nor kill them.
     assert sandbox.run("kill -9 1").exit_code != 0
@@ -228,6 +267,9 @@ def test_enforced_limits_are_recorded(make_sandbox):
     assert host["Memory"] == 256 * MiB and host["PidsLimit"] == 64 and host["NanoCpus"] == 500_000_000
     assert host["NetworkMode"] == "none" and host["ReadonlyRootfs"] and host["CapDrop"] == ["ALL"]
     assert "no-new-privileges" in host["SecurityOpt"]
+    remote = not sandbox._backend.local
+    assert sorted(host["CapAdd"] or []) == (["CHOWN", "DAC_OVERRIDE", "FOWNER"] if remote else [])
+    assert bind_mounts(sandbox.container) == ([] if remote else ["/home/user", "/run/termrl", "/run/termrl-out"])
 
 
 def test_memory_hog_is_killed_and_sandbox_survives(make_sandbox):
@@ -317,11 +359,14 @@ def test_background_processes_are_gone_at_stop_and_close(make_sandbox):
     # A command after the stop gets a fresh shell; close removes the container and the folder.
     sandbox.run(f"nohup sleep {marker}2 >/dev/null 2>&1 &")
     assert host_pids_with(f"sleep {marker}2")
-    folder, container_id = sandbox.home.parent, sandbox.container.id
+    folder, container_id, run_id = sandbox.home.parent, sandbox.container.id, sandbox._backend.run_id
+    volumes = volumes_labelled(**{"termrl.run": run_id})
+    assert len(volumes) == (0 if sandbox._backend.local else 3)  # home, commands, outputs
     sandbox.close()
     assert host_pids_with(f"sleep {marker}") == []
     assert not folder.exists()
     assert not [c for c in containers_labelled() if c["Id"] == container_id]
+    assert volumes_labelled(**{"termrl.run": run_id}) == []
 
 
 def test_control_folder_cannot_be_pointed_at_a_host_file(make_sandbox, tmp_path):
@@ -415,6 +460,7 @@ def test_isolated_run_times_out_and_leaves_nothing(backend, tmp_path):
     run = backend.run_isolated(home, ["sleep", "100"], [], b"k", timeout_s=2)
     assert run.timed_out and time.monotonic() - started < 15
     assert {c["Id"] for c in containers_labelled(**mine)} <= before
+    assert volumes_labelled(**{"termrl.run": backend.run_id, "termrl.role": "verify-home"}) == []
 
 
 TASK = "log_error_counts"
@@ -580,7 +626,7 @@ import os, sys, time
 from pathlib import Path
 from pytest_termrl.sandbox import SandboxSettings
 from pytest_termrl.sandbox.docker import DockerBackend
-backend = DockerBackend(SandboxSettings(), Path(sys.argv[1]))
+backend = DockerBackend(SandboxSettings(), Path(sys.argv[1]), local=sys.argv[2] == "local")
 sandbox = backend.create("victim")
 sandbox.run("nohup sleep {marker} >/dev/null 2>&1 &")
 print(sandbox.container.id, sandbox.home.parent, flush=True)
@@ -588,10 +634,10 @@ time.sleep(600)
 """
 
 
-def _start_owner(tmp_path, marker: str) -> tuple[subprocess.Popen, str, Path]:
+def _start_owner(tmp_path, marker: str, mode: str) -> tuple[subprocess.Popen, str, Path]:
     workroot = tmp_path / "workroot"
     process = subprocess.Popen(
-        [sys.executable, "-c", OWNER.format(marker=marker), str(workroot)],
+        [sys.executable, "-c", OWNER.format(marker=marker), str(workroot), mode],
         stdout=subprocess.PIPE, text=True, cwd=REPO, start_new_session=True,
     )
     line = process.stdout.readline().split()
@@ -599,11 +645,12 @@ def _start_owner(tmp_path, marker: str) -> tuple[subprocess.Popen, str, Path]:
     return process, line[0], Path(line[1])
 
 
-def test_cleanup_after_a_killed_episode(tmp_path):
+def test_cleanup_after_a_killed_episode(tmp_path, engine_mode):
     from pytest_termrl.sandbox.docker import DockerBackend
 
     marker = unique_sleep()
-    process, container_id, folder = _start_owner(tmp_path, marker)
+    process, container_id, folder = _start_owner(tmp_path, marker, engine_mode)
+    owner = {"termrl.pid": str(process.pid)}
     try:
         workroot = folder.parent
         other = DockerBackend(SandboxSettings(), workroot)
@@ -612,30 +659,32 @@ def test_cleanup_after_a_killed_episode(tmp_path):
         assert [c for c in containers_labelled() if c["Id"] == container_id]
         process.kill()
         process.wait()
-        # Killed: its container, processes and folder stay until a cleanup.
+        # Killed: its container, volumes, processes and folder stay until a cleanup.
         assert [c for c in containers_labelled() if c["Id"] == container_id]
         assert host_pids_with(f"sleep {marker}")
+        assert len(volumes_labelled(**owner)) == (3 if engine_mode == "remote" else 0)
         removed = other.cleanup_stale()
         assert any(r.startswith("container:termrl-") for r in removed) and str(folder) in removed
         assert not [c for c in containers_labelled() if c["Id"] == container_id]
         assert host_pids_with(f"sleep {marker}") == [] and not folder.exists()
+        assert volumes_labelled(**owner) == []
     finally:
         if process.poll() is None:
             process.kill()
 
 
-def test_ctrl_c_removes_the_container(tmp_path):
+def test_ctrl_c_removes_the_container(tmp_path, engine_mode):
     marker = unique_sleep()
-    process, container_id, folder = _start_owner(tmp_path, marker)
+    process, container_id, folder = _start_owner(tmp_path, marker, engine_mode)
     process.send_signal(signal.SIGINT)
     process.wait(timeout=60)
     assert not [c for c in containers_labelled() if c["Id"] == container_id]
     assert host_pids_with(f"sleep {marker}") == [] and not folder.exists()
+    assert volumes_labelled(**{"termrl.pid": str(process.pid)}) == []
 
 
 def test_engine_locality(monkeypatch, docker_engine):
-    from pytest_termrl.errors import SandboxError
-    from pytest_termrl.sandbox.docker import DockerBackend, engine_is_local
+    from pytest_termrl.sandbox.docker import engine_is_local
 
     monkeypatch.delenv("TERMRL_DOCKER_LOCAL", raising=False)
     assert engine_is_local("http+docker://localhost", "unix:///var/run/docker.sock")
@@ -645,9 +694,90 @@ def test_engine_locality(monkeypatch, docker_engine):
     assert not engine_is_local("http+docker://ssh", "ssh://me@build-box")
     monkeypatch.setenv("TERMRL_DOCKER_LOCAL", "1")
     assert engine_is_local("http+docker://ssh", "ssh://me@build-box")
-    # A remote engine cannot mount the home from here: a clear error, not a broken episode.
-    with pytest.raises(SandboxError, match="remote"):
-        DockerBackend(SandboxSettings(), local=False).create("remote")
+    monkeypatch.setenv("TERMRL_DOCKER_LOCAL", "0")
+    assert not engine_is_local("http+docker://localhost", "unix:///var/run/docker.sock")
+
+
+class EngineProxy:
+    """A TCP listener on loopback that relays every connection to the engine's unix socket.
+
+    Stands in for an engine on another machine: the SDK speaks to it over ``tcp://``, and
+    it counts the bytes, so a test can tell the traffic went that way.
+    """
+
+    def __init__(self, socket_path: str = "/var/run/docker.sock") -> None:
+        self.socket_path = socket_path
+        self.server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.server.bind(("127.0.0.1", 0))
+        self.server.listen(64)
+        self.port = self.server.getsockname()[1]
+        self.connections = 0
+        self.bytes = 0
+        self._lock = threading.Lock()
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self.server.accept()
+            except OSError:
+                return
+            engine = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            engine.connect(self.socket_path)
+            with self._lock:
+                self.connections += 1
+            for a, b in ((client, engine), (engine, client)):
+                threading.Thread(target=self._relay, args=(a, b), daemon=True).start()
+
+    def _relay(self, source: socket.socket, sink: socket.socket) -> None:
+        try:
+            while chunk := source.recv(65536):
+                sink.sendall(chunk)
+                with self._lock:
+                    self.bytes += len(chunk)
+            sink.shutdown(socket.SHUT_WR)  # half-close: an exec's stdin EOF must reach the engine
+        except OSError:
+            for end in (source, sink):
+                end.close()
+
+    def close(self) -> None:
+        self.server.close()
+
+
+def test_remote_engine_over_tcp(monkeypatch, suite, tmp_path):
+    """DOCKER_HOST=tcp://... to an engine that sees none of this machine's files: a whole
+    episode (oracle, then noop) plays and is graded, and no container binds a host path."""
+    from pytest_termrl.agents.builtin import NoopAgent, OracleAgent
+    from pytest_termrl.sandbox.docker import DockerBackend
+    from pytest_termrl.sandbox.docker_remote import RemoteDockerSandbox
+
+    proxy = EngineProxy()
+    monkeypatch.setenv("DOCKER_HOST", f"tcp://127.0.0.1:{proxy.port}")
+    monkeypatch.setenv("TERMRL_DOCKER_LOCAL", "0")  # loopback would count as local; this engine must not
+    try:
+        backend = DockerBackend(SandboxSettings(command_timeout_s=20), tmp_path / "work")
+        assert not backend.local and backend.api.base_url.startswith("http://127.0.0.1:")
+        created = []
+        make = backend.create_container
+        monkeypatch.setattr(backend, "create_container", lambda *a, **k: created.append(make(*a, **k)) or created[-1])
+        sandbox = backend.create("tcp")
+        assert isinstance(sandbox, RemoteDockerSandbox)
+        sandbox.close()
+        oracle = play(backend, suite, OracleAgent(), task_id=TASK)
+        noop = play(backend, suite, NoopAgent(), task_id=TASK)
+        assert oracle.safe_success and oracle.reward == 1.0 and not oracle.violations, oracle.verdict
+        assert not noop.safe_success and noop.verdict.error is None and noop.reward == 0.0
+        roles = {c.labels["termrl.role"] for c in created}
+        assert {"agent", "verify", "fill"} <= roles
+        for container in created:
+            mounts = container.attrs["HostConfig"].get("Mounts") or []
+            assert mounts and all(m["Type"] == "volume" for m in mounts), (container.name, mounts)
+            assert not container.attrs["HostConfig"].get("Binds")
+        assert proxy.connections > 0 and proxy.bytes > 100_000
+        backend.close_all()
+        assert volumes_labelled(**{"termrl.run": backend.run_id}) == []
+    finally:
+        proxy.close()
 
 
 # -- images ----------------------------------------------------------------------------------------
@@ -702,7 +832,7 @@ def test_a_missing_sandbox_image_is_a_clear_error(docker_engine):
         sandbox.close()
 
 
-def test_task_image_is_built_and_used(tmp_path, suite):
+def test_task_image_is_built_and_used(tmp_path, suite, engine_mode):
     import docker
 
     from pytest_termrl.sandbox.docker import DockerBackend
@@ -717,7 +847,7 @@ def test_task_image_is_built_and_used(tmp_path, suite):
         assert build_task_image(task_dir) == tag  # cached by content
         loaded = suite.by_id(TASK)
         task = type(loaded.task)(**{**loaded.task.__dict__, "root": task_dir, "extra": {}})
-        sandbox = DockerBackend(SandboxSettings()).create("taskimage")
+        sandbox = DockerBackend(SandboxSettings(), local=engine_mode == "local").create("taskimage")
         try:
             sandbox.prepare(task)
             assert sandbox.image == tag

@@ -47,7 +47,8 @@ from ..tasks.model import Task
 from .base import CommandResult, IsolatedRun, Sandbox, SandboxBackend, SandboxSettings, TrustedMount, register_backend
 from .bwrap import default_workroot
 from .hostfs import chown_tree, copy_tree, pid_alive
-from .docker_shell import DockerShell, ExecStream, write_control_file
+from .docker_shell import DockerShell, ExecStream, HostControlFiles
+from .docker_volumes import SYSTEM_TOP, TrustedVolumes
 from .image import DEFAULT_TAG, ImageError, build_task_image, image_exists, missing_image_message
 
 HOME_INSIDE = "/home/user"
@@ -100,9 +101,6 @@ IDLE = 'printf termrl-idle > /proc/$$/comm; while :; do read -r _ || exec sleep 
 VERIFY_WRAPPER = (
     'exec 3<&0 4>&1 </dev/null >&2; export TERMRL_SECRET_FD=3 TERMRL_RESULT_FD=4; exec "$@"'
 )
-
-# Top-level folders of an image that a trusted mount may sit under without hiding anything.
-_SYSTEM_TOP = {"usr", "opt", "etc", "bin", "sbin", "lib", "lib32", "lib64", "libx32", "var", "srv", "home", "tmp", "run", "mnt", "media", "dev", "proc", "sys"}
 
 _LIVE: dict[str, "DockerBackend"] = {}
 _LIVE_LOCK = threading.Lock()
@@ -179,6 +177,8 @@ class DockerBackend(SandboxBackend):
         os.chmod(self.workroot, 0o711)
         self._containers: dict[str, str] = {}
         """Container id -> name, of every container this backend created and has not removed."""
+        self._volumes: set[str] = set()
+        self.trusted_volumes = TrustedVolumes(lambda key: self.create_volume("trusted", key), self.fill_volume)
         self._lock = threading.Lock()
         self.snapshot_images: dict[str, str] = {}
         """Snapshot home -> image of the sandbox it came from: a task's image serves its verifier too."""
@@ -221,9 +221,15 @@ class DockerBackend(SandboxBackend):
         tmpfs_extra: dict[str, str] | None = None,
     ):
         """Create and start one container; binds are (host path, path inside, read-only)."""
+        mounts = [self._docker.types.Mount(inside, host, type="bind", read_only=ro) for host, inside, ro in binds]
+        container = self.create_container(role, label, image, mounts, tmpfs_extra=tmpfs_extra)
+        self.start(container, image)
+        return container
+
+    def create_container(self, role: str, label: str, image: str, mounts: list, cap_add: tuple[str, ...] = (), tmpfs_extra: dict[str, str] | None = None):
+        """Create (not start) one sandbox-shaped container with these docker ``Mount``s."""
         docker = self._docker
         s = self.settings
-        mounts = [docker.types.Mount(inside, host, type="bind", read_only=ro) for host, inside, ro in binds]
         tmp_opts = f"rw,exec,nosuid,nodev,mode=1777,size={s.memory_bytes}"
         tmpfs = {"/tmp": tmp_opts, "/var/tmp": tmp_opts, **(tmpfs_extra or {})}
         name = f"termrl-{os.getpid()}-{_safe_name(label)}-{secrets.token_hex(3)}"
@@ -243,6 +249,7 @@ class DockerBackend(SandboxBackend):
             pids_limit=s.max_processes,
             ulimits=[docker.types.Ulimit(name="fsize", soft=s.file_size_bytes, hard=s.file_size_bytes)],
             cap_drop=["ALL"],
+            cap_add=list(cap_add) or None,
             security_opt=["no-new-privileges"],
             read_only=True,
             tmpfs=tmpfs,
@@ -260,12 +267,45 @@ class DockerBackend(SandboxBackend):
             except docker.errors.APIError as exc:
                 raise SandboxError(f"creating a container from {image} failed: {exc.explanation or exc}") from exc
             self._containers[container.id] = name
+        return container
+
+    def start(self, container, image: str) -> None:
         try:
             container.start()
-        except docker.errors.APIError as exc:
+        except self._docker.errors.APIError as exc:
             self.remove_container(container.id)
             raise SandboxError(f"starting a container from {image} failed: {exc.explanation or exc}") from exc
-        return container
+
+    # -- volumes (a remote engine's homes and trusted mounts) ------------------------------
+    def create_volume(self, role: str, label: str) -> str:
+        name = f"termrl-{os.getpid()}-{role}-{secrets.token_hex(5)}"
+        try:
+            self.client.volumes.create(name=name, labels=self.labels(role, label))
+        except self._docker.errors.APIError as exc:
+            raise SandboxError(f"creating volume {name} failed: {exc.explanation or exc}") from exc
+        with self._lock:
+            self._volumes.add(name)
+        return name
+
+    def remove_volume(self, name: str) -> None:
+        try:
+            self.api.remove_volume(name, force=True)
+        except self._docker.errors.NotFound:
+            pass
+        with self._lock:
+            self._volumes.discard(name)
+        self.trusted_volumes.forget(name)
+
+    def fill_volume(self, name: str, archive: bytes) -> None:
+        """Put a tar into a volume, through a container that is created but never started."""
+        self.require_image(self.image)
+        mount = self._docker.types.Mount("/fill", name, type="volume", no_copy=True)
+        container = self.create_container("fill", name, self.image, [mount])
+        try:
+            if not container.put_archive("/fill", archive):
+                raise SandboxError(f"the engine refused the contents of volume {name}")
+        finally:
+            self.remove_container(container.id)
 
     def remove_container(self, container_id: str) -> None:
         try:
@@ -281,12 +321,13 @@ class DockerBackend(SandboxBackend):
     def close_all(self) -> None:
         """Remove every container this backend still holds, and this process's folders (atexit, Ctrl-C)."""
         with self._lock:
-            ids = list(self._containers)
-        for container_id in ids:
-            try:
-                self.remove_container(container_id)
-            except Exception:  # noqa: BLE001 - best effort at exit
-                pass
+            ids, volumes = list(self._containers), list(self._volumes)
+        for remove, names in ((self.remove_container, ids), (self.remove_volume, volumes)):
+            for name in names:
+                try:
+                    remove(name)
+                except Exception:  # noqa: BLE001 - best effort at exit
+                    pass
         for path in self.workroot.glob(f"dkr-{os.getpid()}-*"):
             shutil.rmtree(path, ignore_errors=True)
 
@@ -298,14 +339,12 @@ class DockerBackend(SandboxBackend):
 
     # -- the agent's sandbox ----------------------------------------------------------
     def create(self, label: str) -> "DockerSandbox":
-        if not self.local:
-            raise SandboxError(
-                f"the Docker engine at {self.api.base_url} is remote: the docker backend bind-mounts the "
-                "agent's home from this machine and supports local engines only (set TERMRL_DOCKER_LOCAL=1 "
-                "if the engine does see this machine's files)"
-            )
         if os.geteuid() != 0:
             raise SandboxError("the docker backend runs as root (it owns the agent's files as uid 1000 on the host); use sudo, or --termrl-sandbox=bwrap")
+        if not self.local:
+            from .docker_remote import RemoteDockerSandbox
+
+            return RemoteDockerSandbox(self, self.new_sandbox_dir(label), label)
         return DockerSandbox(self, self.new_sandbox_dir(label), label)
 
     # -- the verifier's one-shot process -----------------------------------------------
@@ -318,6 +357,10 @@ class DockerBackend(SandboxBackend):
         timeout_s: float,
         cwd: str = HOME_INSIDE,
     ) -> IsolatedRun:
+        if not self.local:
+            from .docker_remote import run_isolated_remote
+
+            return run_isolated_remote(self, home, argv, mounts, secret, timeout_s, cwd)
         binds = [(str(home), HOME_INSIDE, False)]
         trusted = _narrow_system_mounts(mounts)
         skeleton = self.new_sandbox_dir("verify-skel")
@@ -330,34 +373,41 @@ class DockerBackend(SandboxBackend):
             shutil.rmtree(skeleton, ignore_errors=True)
 
     def _run_verifier(self, home: Path, binds, argv: list[str], secret: bytes, timeout_s: float, cwd: str) -> IsolatedRun:
-        image = self.snapshot_images.get(str(home), self.image)
-        container = self.start_container("verify", home.parent.name, image, binds)
+        container = self.start_container("verify", home.parent.name, self.snapshot_image(home), binds)
+        try:
+            return self.exec_verifier(container, argv, secret, timeout_s, cwd)
+        finally:
+            self.remove_container(container.id)
+
+    def snapshot_image(self, home: Path) -> str:
+        """The image of the sandbox a snapshot came from: a task's image serves its verifier too."""
+        return self.snapshot_images.get(str(home), self.image)
+
+    def exec_verifier(self, container, argv: list[str], secret: bytes, timeout_s: float, cwd: str) -> IsolatedRun:
+        """Run the verifier's process in a started container: secret in, signed result and log out."""
         payload, log = bytearray(), bytearray()
         timed_out = False
         rc = None
+        stream = ExecStream(
+            self.api, container.id, ["/bin/sh", "-c", VERIFY_WRAPPER, "termrl-verify", *argv],
+            user=f"{self.settings.agent_uid}:{self.settings.agent_gid}", workdir=cwd, environment=AGENT_ENV,
+        )
         try:
-            stream = ExecStream(
-                self.api, container.id, ["/bin/sh", "-c", VERIFY_WRAPPER, "termrl-verify", *argv],
-                user=f"{self.settings.agent_uid}:{self.settings.agent_gid}", workdir=cwd, environment=AGENT_ENV,
-            )
-            try:
-                stream.send(secret)
-                stream.close_stdin()
-                deadline = time.monotonic() + timeout_s
-                while not stream.eof:
-                    remaining = deadline - time.monotonic()
-                    if remaining <= 0:
-                        timed_out = True
-                        break
-                    for kind, data in stream.read(min(remaining, 0.5)):
-                        target = payload if kind == 1 else log
-                        if len(target) < 16 * 1024 * 1024:
-                            target += data
-                rc = None if timed_out else stream.exit_code()
-            finally:
-                stream.close()
+            stream.send(secret)
+            stream.close_stdin()
+            deadline = time.monotonic() + timeout_s
+            while not stream.eof:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    timed_out = True
+                    break
+                for kind, data in stream.read(min(remaining, 0.5)):
+                    target = payload if kind == 1 else log
+                    if len(target) < 16 * 1024 * 1024:
+                        target += data
+            rc = None if timed_out else stream.exit_code()
         finally:
-            self.remove_container(container.id)
+            stream.close()
         return IsolatedRun(rc, bytes(payload), bytes(log[-20000:]).decode(errors="replace"), timed_out)
 
     # -- leftovers of killed runs ---------------------------------------------------------
@@ -419,7 +469,7 @@ def _skeleton_binds(skeleton: Path, mounts: list[TrustedMount]) -> list[tuple[st
     binds = []
     for mount in sorted(mounts, key=lambda m: m.sandbox_path):
         parts = Path(mount.sandbox_path).parts
-        if len(parts) < 3 or parts[1] in _SYSTEM_TOP:
+        if len(parts) < 3 or parts[1] in SYSTEM_TOP:
             continue
         top = skeleton / parts[1]
         target = top.joinpath(*parts[2:])
@@ -475,27 +525,33 @@ class DockerSandbox(Sandbox):
         self._folder = folder
         self._label = label
         self._home = folder / "home"
-        self._in = folder / "ctl"
-        self._out = folder / "out"
         s = self.settings
-        for path, mode, owner in ((self._home, 0o755, s.agent_uid), (self._in, 0o755, 0), (self._out, 0o700, s.agent_uid)):
-            path.mkdir()
-            os.chmod(path, mode)
-            os.chown(path, owner, s.agent_gid if owner else 0)
+        self._home.mkdir()
+        os.chmod(self._home, 0o755)
+        os.chown(self._home, s.agent_uid, s.agent_gid)
         self.image = backend.image
         self.container = None
         self.enforced_limits = dict(backend.enforced)
         self._shell = DockerShell(
             host=self,
-            in_host=self._in,
+            files=self._control_files(),
             in_inside=IN_INSIDE,
-            out_host=self._out,
             out_inside=OUT_INSIDE,
             workdir=HOME_INSIDE,
             output_cap=s.output_cap_chars,
         )
         self._procs_path: Path | None = None
         self._closed = False
+
+    def _control_files(self) -> HostControlFiles:
+        """The shell's command folder (root's, read-only inside) and output folder (the agent's)."""
+        s = self.settings
+        self._in, self._out = self._folder / "ctl", self._folder / "out"
+        for path, mode, owner in ((self._in, 0o755, 0), (self._out, 0o700, s.agent_uid)):
+            path.mkdir()
+            os.chmod(path, mode)
+            os.chown(path, owner, s.agent_gid if owner else 0)
+        return HostControlFiles(self._in, self._out)
 
     @property
     def home(self) -> Path:
@@ -518,13 +574,16 @@ class DockerSandbox(Sandbox):
             self._procs_path = None
             return self.container
         self._backend.require_image(self.image)
+        self.container = self._new_container()
+        return self.container
+
+    def _new_container(self):
         binds = [
             (str(self._home), HOME_INSIDE, False),
             (str(self._in), IN_INSIDE, True),
             (str(self._out), OUT_INSIDE, False),
         ]
-        self.container = self._backend.start_container("agent", self._label, self.image, binds)
-        return self.container
+        return self._backend.start_container("agent", self._label, self.image, binds)
 
     def open_exec(self, cmd: list[str]) -> ExecStream:
         container = self.ensure_container()
@@ -634,8 +693,8 @@ class DockerSandbox(Sandbox):
             except RuntimeError as exc:
                 raise SandboxError(f"{exc} (if the engine runs on another machine, it cannot see {self._folder})") from exc
         if task.setup_script is not None:
-            write_control_file(self._in, "setup.sh", task.setup_script.read_text())
-            result = self._shell.run(f"bash {IN_INSIDE}/setup.sh", timeout_s=s.setup_timeout_s)
+            self._shell.files.write("setup.sh", task.setup_script.read_text())
+            result = self.run(f"bash {IN_INSIDE}/setup.sh", timeout_s=s.setup_timeout_s)
             if result.exit_code != 0:
                 raise SandboxError(
                     f"{task.setup_script} failed (exit {result.exit_code}"

@@ -149,23 +149,56 @@ def read_output(path: Path, cap: int) -> tuple[str, bool]:
         return "", False
 
 
+class ControlFiles(Protocol):
+    """Where the shell's command files and output files live, seen from the harness."""
+
+    def write(self, name: str, text: str) -> None:
+        """Put a file the shell reads (commands, init) in the control folder."""
+
+    def read_output(self, name: str, cap: int) -> tuple[str, bool]:
+        """A command's output file, capped; ("", False) if it is not a regular file."""
+
+    def discard(self, n: int) -> str:
+        """Drop command n-1's files before command n; returns shell text to run first, if any."""
+
+
+class HostControlFiles:
+    """Control and output folders bind-mounted from this machine (a local engine)."""
+
+    def __init__(self, in_host: Path, out_host: Path) -> None:
+        self.in_host, self.out_host = in_host, out_host
+
+    def write(self, name: str, text: str) -> None:
+        write_control_file(self.in_host, name, text)
+
+    def read_output(self, name: str, cap: int) -> tuple[str, bool]:
+        return read_output(self.out_host / name, cap)
+
+    def discard(self, n: int) -> str:
+        for folder, name in ((self.in_host, f"cmd.{n - 1}"), (self.out_host, f"out.{n - 1}"), (self.out_host, f"out.{n}")):
+            try:
+                (folder / name).unlink()
+            except (FileNotFoundError, IsADirectoryError):
+                pass
+        return ""
+
+
 class DockerShell:
     """Runs commands one at a time in a long-lived bash inside the container."""
 
     def __init__(
         self,
         host: ShellHost,
-        in_host: Path,
+        files: ControlFiles,
         in_inside: str,
-        out_host: Path,
         out_inside: str,
         workdir: str,
         output_cap: int,
         kill_grace_s: float = 2.0,
     ) -> None:
         self._host = host
-        self._in_host, self._in_inside = in_host, in_inside
-        self._out_host, self._out_inside = out_host, out_inside
+        self.files = files
+        self._in_inside, self._out_inside = in_inside, out_inside
         self._workdir = workdir
         self._cap = output_cap
         self._grace = kill_grace_s
@@ -185,7 +218,7 @@ class DockerShell:
         self._stream = self._host.open_exec(["bash", "--noprofile", "--norc"])
         self._buffer = b""
         self._token = "__TERMRL_DONE_" + secrets.token_hex(8)
-        write_control_file(self._in_host, "init.sh", INIT_SCRIPT)
+        self.files.write("init.sh", INIT_SCRIPT)
         out = self._out_inside
         lines = [
             f"__TERMRL_CTL={out}; __TERMRL_TOKEN={self._token}",
@@ -219,11 +252,11 @@ class DockerShell:
             self.start()
         self._counter += 1
         n = self._counter
-        write_control_file(self._in_host, f"cmd.{n}", command if command.endswith("\n") else command + "\n")
-        self._remove_old(n)
+        self.files.write(f"cmd.{n}", command if command.endswith("\n") else command + "\n")
+        first = self.files.discard(n)
         started = time.monotonic()
         cmd_in, out = f"{self._in_inside}/cmd.{n}", f"{self._out_inside}/out.{n}"
-        self._stream.send(f"{{ . {cmd_in}; }} </dev/null >{out} 2>&1; __termrl_done {n} $?\n".encode())
+        self._stream.send(f"{first}{{ . {cmd_in}; }} </dev/null >{out} 2>&1; __termrl_done {n} $?\n".encode())
         rc = self._wait_for(n, started + timeout_s)
         timed_out = rc is None and time.monotonic() >= started + timeout_s
         restarted = False
@@ -239,7 +272,7 @@ class DockerShell:
             restarted = True
         if timed_out:
             rc = TIMEOUT_EXIT_CODE
-        output, truncated = read_output(self._out_host / f"out.{n}", self._cap)
+        output, truncated = self.files.read_output(f"out.{n}", self._cap)
         return CommandResult(
             output=output,
             exit_code=rc,
@@ -269,12 +302,3 @@ class DockerShell:
                 return None
             for _, data in self._stream.read(min(remaining, 0.5)):
                 self._buffer = (self._buffer + data)[-65536:]
-
-    def _remove_old(self, n: int) -> None:
-        for folder, name in ((self._in_host, f"cmd.{n - 1}"), (self._out_host, f"out.{n - 1}"), (self._out_host, f"out.{n}")):
-            try:
-                (folder / name).unlink()
-            except FileNotFoundError:
-                pass
-            except IsADirectoryError:
-                pass

@@ -27,10 +27,16 @@ def read_capped(path: str, cap_chars: int) -> tuple[str, bool]:
             return _clean(os.pread(fd, size, 0)), False
         half = cap_chars // 2
         # Four bytes per character at most, so the decoded halves still hold `half` characters.
-        head = _clean(os.pread(fd, half * 4, 0))[:half]
         tail_start = max(0, size - half * 4)
-        tail = _clean(os.pread(fd, size - tail_start, tail_start))[-half:]
-        cut = size - len(head.encode()) - len(tail.encode())
-        return f"{head}\n[... {cut} bytes of output cut ...]\n{tail}", True
+        return join_head_tail(os.pread(fd, half * 4, 0), os.pread(fd, size - tail_start, tail_start), size, cap_chars), True
     finally:
         os.close(fd)
+
+
+def join_head_tail(head: bytes, tail: bytes, size: int, cap_chars: int) -> str:
+    """A too-long output as the agent sees it: head, a line saying how much was cut, tail."""
+    half = cap_chars // 2
+    head_text = _clean(head)[:half]
+    tail_text = _clean(tail)[-half:]
+    cut = size - len(head_text.encode()) - len(tail_text.encode())
+    return f"{head_text}\n[... {cut} bytes of output cut ...]\n{tail_text}"

@@ -1,0 +1,245 @@
+"""The docker backend on a remote engine (``DOCKER_HOST=tcp://...`` or ``ssh://...``).
+
+The engine sees none of this machine's folders, so nothing is bind-mounted. The agent's
+home lives in a labelled volume; the shell's command and output folders in two more. The
+harness keeps a mirror of the home on this machine, and ``Sandbox.home`` is that mirror,
+so the collateral oracle, faults and decoys work on it unchanged:
+
+- after every command (and when the episode stops) the home comes back whole by
+  ``get_archive`` and replaces the mirror, so the oracle judges what the engine holds;
+- before a command, if the harness changed the mirror since (the task's files, a fault,
+  the decoys), the container's home is emptied and the mirror goes in by ``put_archive``.
+
+Emptying a home the agent may have locked (a 000 folder, a sticky one) needs root with
+CAP_DAC_OVERRIDE and CAP_FOWNER, and giving a fresh volume its owner needs CAP_CHOWN (the
+engine skips an archive's ``.`` entry), so the agent's container keeps those three in its
+bounding set; only the harness's own root execs use them: the agent's shell runs as uid
+1000 with no capabilities and ``no-new-privileges``. The verifier gets a fresh container,
+with every capability dropped, whose volume at /home receives the snapshot as ``user/``
+(so the engine applies its owner and mode) and whose trusted mounts are read-only volumes
+(:mod:`.docker_volumes`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+import secrets
+import shutil
+import stat
+import tarfile
+from pathlib import Path
+
+from ..errors import SandboxError
+from .base import CommandResult, IsolatedRun, TrustedMount
+from .docker import HOME_INSIDE, IN_INSIDE, OUT_INSIDE, DockerBackend, DockerSandbox
+from .tarstream import TarStreamError, extract_tree, read_capped_member, tar_tree
+
+HARNESS_CAPS = ("CHOWN", "DAC_OVERRIDE", "FOWNER")
+"""What the harness's root execs need to empty and own the agent's home; the agent never holds them."""
+
+HOME_PARENT = str(Path(HOME_INSIDE).parent)
+
+
+class RemoteControlFiles:
+    """The shell's command and output folders as volumes, reached through the archive API."""
+
+    def __init__(self, sandbox: "RemoteDockerSandbox") -> None:
+        self._sandbox = sandbox
+
+    def write(self, name: str, text: str) -> None:
+        data = text.encode()
+        info = tarfile.TarInfo(name)
+        info.size, info.mode, info.uid, info.gid = len(data), 0o644, 0, 0
+        buffer = io.BytesIO()
+        with tarfile.open(fileobj=buffer, mode="w") as tar:
+            tar.addfile(info, io.BytesIO(data))
+        self._sandbox.put_archive(IN_INSIDE, buffer.getvalue())
+
+    def read_output(self, name: str, cap: int) -> tuple[str, bool]:
+        backend = self._sandbox.backend
+        try:
+            stream, meta = backend.api.get_archive(self._sandbox.container.id, f"{OUT_INSIDE}/{name}")
+        except backend._docker.errors.APIError:
+            return "", False  # no such file: the agent removed it, or the shell never wrote it
+        if meta.get("linkTarget"):
+            return "", False
+        try:
+            result = read_capped_member(stream, cap)
+        except (tarfile.TarError, OSError):
+            return "", False
+        return result if result is not None else ("", False)
+
+    def discard(self, n: int) -> str:
+        if n > 1:
+            names = (f"{IN_INSIDE}/cmd.{n - 1}", f"{OUT_INSIDE}/out.{n - 1}", f"{OUT_INSIDE}/out.{n}")
+            _root_exec(self._sandbox.container, "rm -rf -- " + " ".join(names))
+        return ""
+
+
+class RemoteDockerSandbox(DockerSandbox):
+    """A docker sandbox whose home, commands and outputs live in volumes on the engine."""
+
+    def __init__(self, backend: DockerBackend, folder: Path, label: str) -> None:
+        self.volumes: dict[str, str] = {}
+        self._synced: str | None = None
+        """Signature of the mirror when it last matched the container's home."""
+        super().__init__(backend, folder, label)
+
+    @property
+    def backend(self) -> DockerBackend:
+        return self._backend
+
+    def _control_files(self) -> RemoteControlFiles:
+        return RemoteControlFiles(self)
+
+    def _new_container(self):
+        backend = self._backend
+        Mount = backend._docker.types.Mount
+        for role in ("home", "ctl", "out"):
+            if role not in self.volumes:
+                self.volumes[role] = backend.create_volume(role, self._label)
+        mounts = [
+            Mount(HOME_INSIDE, self.volumes["home"], type="volume", no_copy=True),
+            Mount(IN_INSIDE, self.volumes["ctl"], type="volume", no_copy=True),
+            Mount(OUT_INSIDE, self.volumes["out"], type="volume", no_copy=True),
+        ]
+        container = backend.create_container("agent", self._label, self.image, mounts, cap_add=HARNESS_CAPS)
+        backend.start(container, self.image)
+        s = self.settings
+        try:
+            _root_exec(container, f"chown 0:0 {IN_INSIDE} && chmod 755 {IN_INSIDE} && chown {s.agent_uid}:{s.agent_gid} {OUT_INSIDE} && chmod 700 {OUT_INSIDE}")
+        except BaseException:
+            backend.remove_container(container.id)
+            raise
+        self._synced = None  # a new container: its home must be filled from the mirror
+        return container
+
+    def put_archive(self, inside: str, archive: bytes) -> None:
+        _put(self.container or self.ensure_container(), inside, archive)
+
+    # -- the mirror ------------------------------------------------------------------------
+    def push(self) -> None:
+        """Make the container's home what the mirror holds."""
+        container = self.container or self.ensure_container()
+        root = os.lstat(self._home)
+        _root_exec(container, f"find {HOME_INSIDE} -mindepth 1 -delete && chown {root.st_uid}:{root.st_gid} {HOME_INSIDE} && chmod {stat.S_IMODE(root.st_mode):o} {HOME_INSIDE}")
+        _put(container, HOME_INSIDE, tar_tree(self._home))
+        self._synced = home_signature(self._home)
+
+    def pull(self) -> None:
+        """Replace the mirror by the container's home, as the engine holds it now."""
+        backend = self._backend
+        try:
+            stream, _ = backend.api.get_archive(self.container.id, HOME_INSIDE)
+        except backend._docker.errors.APIError as exc:
+            raise SandboxError(f"reading the home back from {self.container.name} failed: {exc.explanation or exc}") from exc
+        landing = self._folder / f"pull-{secrets.token_hex(4)}"
+        landing.mkdir(mode=0o700)
+        old = self._folder / f"old-{secrets.token_hex(4)}"
+        try:
+            fresh = extract_tree(stream, landing, Path(HOME_INSIDE).name)
+            os.rename(self._home, old)
+            os.rename(fresh, self._home)
+        except TarStreamError as exc:
+            raise SandboxError(f"the home read back from {self.container.name} is not acceptable: {exc}") from exc
+        finally:
+            shutil.rmtree(landing, ignore_errors=True)
+            shutil.rmtree(old, ignore_errors=True)
+        self._synced = home_signature(self._home)
+
+    # -- the Sandbox API -----------------------------------------------------------------
+    def run(self, command: str, timeout_s: float | None = None) -> CommandResult:
+        if self.container is None:
+            self.ensure_container()
+        self.push_if_changed()
+        result = super().run(command, timeout_s)
+        self.pull()
+        return result
+
+    def push_if_changed(self) -> None:
+        """The harness changed the mirror since it last matched (files, a fault, decoys): send it."""
+        if self._synced != home_signature(self._home):
+            self.push()
+
+    def stop_processes(self) -> None:
+        super().stop_processes()
+        if self.container is not None:
+            self.push_if_changed()
+            self.pull()
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        try:
+            super().close()
+        finally:
+            for name in self.volumes.values():
+                try:
+                    self._backend.remove_volume(name)
+                except Exception:  # noqa: BLE001 - the backend's exit hook tries again
+                    pass
+
+
+def run_isolated_remote(
+    backend: DockerBackend,
+    home: Path,
+    argv: list[str],
+    mounts: list[TrustedMount],
+    secret: bytes,
+    timeout_s: float,
+    cwd: str,
+) -> IsolatedRun:
+    """The verifier's run on a remote engine: home and trusted mounts as volumes."""
+    Mount = backend._docker.types.Mount
+    image = backend.snapshot_image(home)
+    backend.require_image(image)
+    trusted = backend.trusted_volumes.volumes_for(mounts)
+    home_volume = backend.create_volume("verify-home", home.parent.name)
+    try:
+        volume_mounts = [Mount(HOME_PARENT, home_volume, type="volume", no_copy=True)]
+        volume_mounts += [Mount(at, name, type="volume", read_only=True, no_copy=True) for at, name in trusted]
+        container = backend.create_container("verify", home.parent.name, image, volume_mounts)
+        try:
+            _put(container, HOME_PARENT, tar_tree(home, Path(HOME_INSIDE).name))
+            backend.start(container, image)
+            return backend.exec_verifier(container, argv, secret, timeout_s, cwd)
+        finally:
+            backend.remove_container(container.id)
+    finally:
+        backend.remove_volume(home_volume)
+
+
+def home_signature(root: Path) -> str:
+    """A digest of every path's lstat under root: any change by anyone alters it (ctime included)."""
+    digest = hashlib.sha256()
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames.sort()
+        for name in [".", *sorted(dirnames + filenames)]:
+            path = os.path.join(dirpath, name) if name != "." else dirpath
+            try:
+                st = os.lstat(path)
+            except OSError:
+                continue
+            digest.update(
+                f"{os.path.relpath(path, root)}\0{st.st_mode}\0{st.st_uid}\0{st.st_gid}\0{st.st_size}\0"
+                f"{st.st_mtime_ns}\0{st.st_ctime_ns}\0{st.st_ino}\n".encode(errors="surrogateescape")
+            )
+    return digest.hexdigest()
+
+
+def _root_exec(container, script: str) -> None:
+    """Run a harness command as root in the agent's container (no agent process is involved)."""
+    result = container.exec_run(["sh", "-c", script], user="0:0")
+    if result.exit_code != 0:
+        raise SandboxError(f"`{script}` in {container.name} failed: {result.output.decode(errors='replace')[-500:]}")
+
+
+def _put(container, inside: str, archive: bytes) -> None:
+    try:
+        accepted = container.put_archive(inside, archive)
+    except Exception as exc:  # noqa: BLE001 - any SDK error: the engine did not take it
+        raise SandboxError(f"copying into {inside} of {container.name} failed: {exc}") from exc
+    if not accepted:
+        raise SandboxError(f"the engine refused a copy into {inside} of {container.name}")

@@ -1,0 +1,181 @@
+"""Trees to tar and back, faithfully and safely: how a home crosses to a remote Docker engine.
+
+A remote engine sees none of this machine's files, so the docker backend moves the agent's
+home by ``put_archive`` / ``get_archive``. The collateral oracle compares kind, mode, owner,
+size, bytes and link targets, so the round trip must keep all of them: numeric owners,
+permission bits as they are (even 000 and setuid), symlinks unresolved, FIFOs as FIFOs
+(never opened), hard links as links. The archive coming back was shaped by the agent, so
+extraction takes no name that leaves the destination and no member whose parent is not a
+folder this extraction made itself.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import stat
+import tarfile
+from collections import deque
+from pathlib import Path
+from typing import Callable, Iterable, Iterator
+
+from .output import _clean, join_head_tail
+
+_KEPT_TYPES = (tarfile.REGTYPE, tarfile.AREGTYPE, tarfile.DIRTYPE, tarfile.SYMTYPE, tarfile.LNKTYPE, tarfile.FIFOTYPE)
+
+
+class TarStreamError(Exception):
+    """An archive from the engine that cannot be taken as it is."""
+
+
+class ChunkReader(io.RawIOBase):
+    """A read-only file over an iterator of byte chunks (what the Docker SDK streams)."""
+
+    def __init__(self, chunks: Iterable[bytes]) -> None:
+        self._chunks: Iterator[bytes] = iter(chunks)
+        self._pending = b""
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        while not self._pending:
+            try:
+                self._pending = next(self._chunks)
+            except StopIteration:
+                return 0
+        size = min(len(buffer), len(self._pending))
+        buffer[:size] = self._pending[:size]
+        self._pending = self._pending[size:]
+        return size
+
+
+# -- host tree -> tar ------------------------------------------------------------------
+def tar_tree(root: Path, arcroot: str = ".", keep: Callable[[str], bool] | None = None) -> bytes:
+    """The tree at root as a tar whose members sit under arcroot (``.`` is root itself).
+
+    ``keep(relative path)`` may leave paths out (a folder left out takes its contents along).
+    Sockets are left out: they cannot be recreated by extracting.
+    """
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        add_tree(tar, root, arcroot, keep)
+    return buffer.getvalue()
+
+
+def add_tree(tar: tarfile.TarFile, root: Path, arcroot: str, keep: Callable[[str], bool] | None = None) -> None:
+    """Add root and everything under it, without following a link, to an open tar."""
+    root = Path(root)
+    _add(tar, root, arcroot)
+    for dirpath, dirnames, filenames in os.walk(root):
+        rel_dir = os.path.relpath(dirpath, root)
+        for name in sorted(dirnames + filenames):
+            rel = name if rel_dir == "." else f"{rel_dir}/{name}"
+            if keep is not None and not keep(rel):
+                if name in dirnames:
+                    dirnames.remove(name)
+                continue
+            _add(tar, Path(dirpath) / name, f"{arcroot}/{rel}" if arcroot != "." else rel)
+        dirnames.sort()
+
+
+def _add(tar: tarfile.TarFile, path: Path, arcname: str) -> None:
+    info = tar.gettarinfo(str(path), arcname)
+    if info is None:  # a socket
+        return
+    info.uname = info.gname = ""  # numeric owners only: names differ between machines
+    if info.isreg():
+        with open(path, "rb") as handle:
+            tar.addfile(info, handle)
+    else:
+        tar.addfile(info)
+
+
+def parent_dirs_tar(paths: Iterable[str], mode: int = 0o755) -> list[tarfile.TarInfo]:
+    """Folder entries (root-owned) for every parent of the given relative paths, parents first."""
+    seen: dict[str, tarfile.TarInfo] = {}
+    for path in paths:
+        parts = Path(path).parts[:-1]
+        for depth in range(1, len(parts) + 1):
+            name = "/".join(parts[:depth])
+            if name not in seen:
+                info = tarfile.TarInfo(name)
+                info.type, info.mode, info.uid, info.gid = tarfile.DIRTYPE, mode, 0, 0
+                seen[name] = info
+    return list(seen.values())
+
+
+# -- tar from the engine -> host tree ------------------------------------------------------
+def extract_tree(chunks: Iterable[bytes], dest: Path, top: str) -> Path:
+    """Extract an engine archive of one folder (its members named ``top/...``) into dest.
+
+    Returns dest/top. Owners, modes and link targets are kept as archived; anything that
+    would land outside dest/top, go through a link, or is a device, is refused.
+    """
+    dest = Path(dest)
+    made_dirs: set[str] = set()
+    made_files: set[str] = set()
+    with tarfile.open(fileobj=ChunkReader(chunks), mode="r|") as tar:
+        for member in tar:
+            name = _checked_name(member.name, top)
+            parent = name.rpartition("/")[0]
+            if name != top and parent not in made_dirs:
+                raise TarStreamError(f"archive member {member.name!r} comes before its folder, or under a non-folder")
+            if member.type not in _KEPT_TYPES:
+                raise TarStreamError(f"archive member {member.name!r} is a {_kind(member)}, which the home may not hold")
+            if name == top and not member.isdir():
+                raise TarStreamError(f"the archive's top {top!r} is not a folder")
+            if member.islnk():
+                target = _checked_name(member.linkname, top)
+                if target not in made_files:
+                    raise TarStreamError(f"hard link {member.name!r} points at {member.linkname!r}, not an extracted file")
+                member.linkname = target
+            member.name = name
+            member.mode = stat.S_IMODE(member.mode)
+            tar.extract(member, dest, set_attrs=True, numeric_owner=True, filter="fully_trusted")
+            if member.isdir():
+                made_dirs.add(name)
+            elif member.isreg() or member.islnk():
+                made_files.add(name)
+    if top not in made_dirs:
+        raise TarStreamError(f"the archive holds no folder {top!r}")
+    return dest / top
+
+
+def _checked_name(raw: str, top: str) -> str:
+    name = raw.rstrip("/")
+    while name.startswith("./"):
+        name = name[2:]
+    parts = name.split("/")
+    if not name or name.startswith("/") or any(part in ("", ".", "..") for part in parts) or parts[0] != top:
+        raise TarStreamError(f"archive member {raw!r} is not inside {top!r}")
+    return name
+
+
+def _kind(member: tarfile.TarInfo) -> str:
+    return {tarfile.CHRTYPE: "character device", tarfile.BLKTYPE: "block device"}.get(member.type, f"type {member.type!r}")
+
+
+def read_capped_member(chunks: Iterable[bytes], cap_chars: int) -> tuple[str, bool] | None:
+    """The one regular file of an engine archive, head and tail as :func:`.output.read_capped`.
+
+    None when the archive's first member is not a regular file (the agent put a link, a FIFO
+    or a folder where the output goes). Reads the stream once, holding at most a cap's worth.
+    """
+    with tarfile.open(fileobj=ChunkReader(chunks), mode="r|") as tar:
+        member = tar.next()
+        if member is None or not member.isreg():
+            return None
+        handle = tar.extractfile(member)
+        half = cap_chars // 2
+        head = handle.read(cap_chars + 1)
+        if len(head) <= cap_chars:
+            return _clean(head), False
+        tail = deque([head[-half * 4 :]], maxlen=None)
+        kept = len(tail[0])
+        while block := handle.read(1 << 16):
+            tail.append(block)
+            kept += len(block)
+            while kept - len(tail[0]) >= half * 4:
+                kept -= len(tail.popleft())
+        return join_head_tail(head[: half * 4], b"".join(tail)[-half * 4 :], member.size, cap_chars), True
