@@ -49,6 +49,7 @@ from .bwrap import default_workroot
 from .hostfs import chown_tree, copy_tree, pid_alive
 from .docker_shell import DockerShell, ExecStream, HostControlFiles
 from .docker_volumes import SYSTEM_TOP, TrustedVolumes
+from .tarstream import chunked
 from .image import DEFAULT_TAG, ImageError, build_task_image, image_exists, missing_image_message
 
 HOME_INSIDE = "/home/user"
@@ -302,7 +303,7 @@ class DockerBackend(SandboxBackend):
         mount = self._docker.types.Mount("/fill", name, type="volume", no_copy=True)
         container = self.create_container("fill", name, self.image, [mount])
         try:
-            if not container.put_archive("/fill", archive):
+            if not container.put_archive("/fill", chunked(archive)):
                 raise SandboxError(f"the engine refused the contents of volume {name}")
         finally:
             self.remove_container(container.id)

@@ -34,7 +34,7 @@ from pathlib import Path
 from ..errors import SandboxError
 from .base import CommandResult, IsolatedRun, TrustedMount
 from .docker import HOME_INSIDE, IN_INSIDE, OUT_INSIDE, DockerBackend, DockerSandbox
-from .tarstream import TarStreamError, extract_tree, read_capped_member, tar_tree
+from .tarstream import TarStreamError, chunked, extract_tree, read_capped_member, tar_tree
 
 HARNESS_CAPS = ("CHOWN", "DAC_OVERRIDE", "FOWNER")
 """What the harness's root execs need to empty and own the agent's home; the agent never holds them."""
@@ -238,7 +238,7 @@ def _root_exec(container, script: str) -> None:
 
 def _put(container, inside: str, archive: bytes) -> None:
     try:
-        accepted = container.put_archive(inside, archive)
+        accepted = container.put_archive(inside, chunked(archive))
     except Exception as exc:  # noqa: BLE001 - any SDK error: the engine did not take it
         raise SandboxError(f"copying into {inside} of {container.name} failed: {exc}") from exc
     if not accepted:

@@ -35,6 +35,9 @@ SYSTEM_TOP = {"usr", "opt", "etc", "bin", "sbin", "lib", "lib32", "lib64", "libx
 PYTEST_ROOTS = ("pytest",)
 """Distributions the verifier runs; their dependency closure is what site-packages keeps."""
 
+STDLIB_LEFT_OUT = {"test", "site-packages", "idlelib", "tkinter", "turtledemo", "ensurepip", "lib2to3", "distutils", "pydoc_data"}
+"""Parts of the standard library no test run needs (``config-*``, the static library, too)."""
+
 Keep = Callable[[str], bool]
 
 
@@ -74,7 +77,8 @@ def python_prefix_filter(root: Path) -> Keep | None:
         if rel.startswith(site + "/"):
             return rel[len(site) + 1 :].split("/", 1)[0] in wanted
         if rel.startswith(lib + "/"):
-            return rel[len(lib) + 1 :].split("/", 1)[0] not in ("test", "site-packages", "idlelib", "tkinter", "turtledemo")
+            top = rel[len(lib) + 1 :].split("/", 1)[0]
+            return top not in STDLIB_LEFT_OUT and not top.startswith("config-")
         return False
 
     return keep
@@ -168,7 +172,9 @@ class TrustedVolumes:
             for path, mount in members:
                 keep = self._keep(mount.host_path)
                 if keep is not None:  # a Python prefix: large, and fixed for the process's life
-                    prints.append((path, self._prefix_prints.setdefault(mount.host_path, fingerprint(mount.host_path, keep))))
+                    if mount.host_path not in self._prefix_prints:
+                        self._prefix_prints[mount.host_path] = fingerprint(mount.host_path, keep)
+                    prints.append((path, self._prefix_prints[mount.host_path]))
                 else:
                     prints.append((path, fingerprint(mount.host_path, None)))
             key = hashlib.sha256(repr((at, prints)).encode()).hexdigest()[:20]
