@@ -2,7 +2,8 @@
 # A Docker engine for the docker sandbox backend, on a machine without one; idempotent.
 #
 #   1. installs the engine from Debian's packages when missing (docker.io, containerd, runc,
-#      tini for --init, iptables) plus debootstrap for the base image;
+#      tini for --init, iptables) plus debootstrap for the base image and openssh-server
+#      (the tests reach the engine over ssh:// too, as a remote machine would);
 #   2. starts dockerd in the background unless an engine already answers: no bridge and no
 #      iptables (sandboxes use --network none), overlay2 storage, falling back to vfs where
 #      overlay mounts are refused (an overlay root, an old kernel);
@@ -37,6 +38,7 @@ command -v runc >/dev/null || need+=(runc)
 command -v docker-init >/dev/null || need+=(tini)
 command -v iptables >/dev/null || need+=(iptables)
 command -v debootstrap >/dev/null || [ -x /usr/sbin/debootstrap ] || need+=(debootstrap)
+[ -x /usr/sbin/sshd ] || need+=(openssh-server)  # the ssh:// engine test reaches dockerd through a loopback sshd
 if [ ${#need[@]} -gt 0 ]; then
   say "installing ${need[*]}"
   $SUDO apt-get update -qq

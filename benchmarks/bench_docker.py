@@ -10,10 +10,15 @@ For each backend:
   trusted toolchain, signed result), median over the tasks;
 - episode: a whole oracle episode of each task (create, setup, solution, oracle, verify).
 
-Then docker / bwrap ratios. Needs a running engine and the base image (.ci/docker-setup.sh).
+Three columns: bwrap; docker on a local engine (home bind-mounted); docker in remote mode
+(``local=False``: home, commands and outputs in volumes and mirrored through the archive
+API, as for an engine at a ``tcp://`` or ``ssh://`` address). The remote column runs on
+the engine ``DOCKER_HOST`` names, the local one here too unless ``--remote-only``. Then
+the ratios to bwrap. Needs a running engine and the base image (.ci/docker-setup.sh).
 
     python benchmarks/bench_docker.py
     python benchmarks/bench_docker.py --starts 20 --commands 500 --tasks 6 --json out/bench_docker.json
+    DOCKER_HOST=ssh://root@build-box python benchmarks/bench_docker.py --remote-only
 """
 
 from __future__ import annotations
@@ -123,6 +128,7 @@ def bench_backend(backend, suite, task_ids, starts: int, commands: int) -> dict:
         shutil.rmtree(scratch, ignore_errors=True)
     figures["snapshot_ms"] = median_ms(snap_times)
     figures["verify_ms"] = median_ms(verify_times)
+    figures["verify_first_ms"] = ms(verify_times[0])  # remote: includes shipping the trusted toolchain
     figures["oracle_episode_ms"] = median_ms(episode_times)
     figures["oracle_episodes_passed"] = f"{passed}/{len(task_ids)}"
     return figures
@@ -134,34 +140,46 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--commands", type=int, default=200)
     parser.add_argument("--tasks", type=int, default=len(TASKS), help=f"how many of {', '.join(TASKS)}")
     parser.add_argument("--json", type=Path, default=None, help="also write the figures here")
+    parser.add_argument("--remote-only", action="store_true", help="bwrap and the remote mode only (DOCKER_HOST is another machine)")
     args = parser.parse_args(argv)
     suite = load_suite(CORE / "contracts.jsonl")
     task_ids = list(TASKS[: args.tasks])
     settings = SandboxSettings(command_timeout_s=30)
-    docker_backend = DockerBackend(settings)
-    backends = {"bwrap": BwrapBackend(settings), "docker": docker_backend}
+    remote_backend = DockerBackend(settings, local=False)
+    backends = {"bwrap": BwrapBackend(settings)}
+    if not args.remote_only:
+        backends["docker"] = DockerBackend(settings, local=True)
+    backends["docker_remote"] = remote_backend
     results = {}
     for name, backend in backends.items():
         print(f"benchmarking {name} ...", file=sys.stderr, flush=True)
         results[name] = bench_backend(backend, suite, task_ids, args.starts, args.commands)
     keys = [k for k, v in results["bwrap"].items() if isinstance(v, (int, float))]
-    ratios = {k: round(results["docker"][k] / results["bwrap"][k], 2) if results["bwrap"][k] else None for k in keys}
-    info = docker_backend.client.info()
+    docker_names = [name for name in results if name != "bwrap"]
+    ratios = {
+        name: {k: round(results[name][k] / results["bwrap"][k], 2) if results["bwrap"][k] else None for k in keys}
+        for name in docker_names
+    }
+    info = remote_backend.client.info()
     report = {
         "machine": {"cpus": info.get("NCPU"), "kernel": platform.release(), "python": platform.python_version()},
-        "engine": {"version": info.get("ServerVersion"), "storage_driver": info.get("Driver"), "cgroup": info.get("CgroupVersion"), "image": docker_backend.image},
+        "engine": {
+            "version": info.get("ServerVersion"), "storage_driver": info.get("Driver"), "cgroup": info.get("CgroupVersion"),
+            "image": remote_backend.image, "address": remote_backend.api.base_url,
+        },
         "tasks": task_ids,
         "starts": args.starts,
         "commands": args.commands,
-        "bwrap": results["bwrap"],
-        "docker": results["docker"],
-        "docker_over_bwrap": ratios,
+        **results,
+        **{f"{name}_over_bwrap": ratios[name] for name in docker_names},
     }
     width = max(len(k) for k in results["bwrap"])
-    print(f"{'':{width}}  {'bwrap':>10}  {'docker':>10}  {'ratio':>6}")
+    header = "".join(f"  {name:>13}" for name in results) + "".join(f"  {'x ' + name:>15}" for name in docker_names)
+    print(f"{'':{width}}{header}")
     for key in results["bwrap"]:
-        ratio = ratios.get(key)
-        print(f"{key:{width}}  {results['bwrap'][key]!s:>10}  {results['docker'][key]!s:>10}  {'' if ratio is None else f'{ratio:.2f}x':>6}")
+        row = "".join(f"  {results[name][key]!s:>13}" for name in results)
+        row += "".join(f"  {'' if ratios[name].get(key) is None else f'{ratios[name][key]:.2f}x':>15}" for name in docker_names)
+        print(f"{key:{width}}{row}")
     print(json.dumps(report, indent=2))
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)

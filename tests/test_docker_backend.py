@@ -744,40 +744,100 @@ class EngineProxy:
         self.server.close()
 
 
-def test_remote_engine_over_tcp(monkeypatch, suite, tmp_path):
-    """DOCKER_HOST=tcp://... to an engine that sees none of this machine's files: a whole
-    episode (oracle, then noop) plays and is graded, and no container binds a host path."""
+def _play_on_a_remote_engine(monkeypatch, suite, tmp_path) -> None:
+    """With DOCKER_HOST already pointing at the engine: oracle and noop episodes play and are
+    graded there, every container gets volumes only, and nothing is left at the end."""
     from pytest_termrl.agents.builtin import NoopAgent, OracleAgent
     from pytest_termrl.sandbox.docker import DockerBackend
     from pytest_termrl.sandbox.docker_remote import RemoteDockerSandbox
 
+    backend = DockerBackend(SandboxSettings(command_timeout_s=20), tmp_path / "work")
+    assert not backend.local
+    created = []
+    make = backend.create_container
+    monkeypatch.setattr(backend, "create_container", lambda *a, **k: created.append(make(*a, **k)) or created[-1])
+    sandbox = backend.create("remote")
+    assert isinstance(sandbox, RemoteDockerSandbox)
+    sandbox.close()
+    oracle = play(backend, suite, OracleAgent(), task_id=TASK)
+    noop = play(backend, suite, NoopAgent(), task_id=TASK)
+    assert oracle.safe_success and oracle.reward == 1.0 and not oracle.violations, oracle.verdict
+    assert not noop.safe_success and noop.verdict.error is None and noop.reward == 0.0
+    roles = {c.labels["termrl.role"] for c in created}
+    assert {"agent", "verify", "fill"} <= roles
+    for container in created:
+        mounts = container.attrs["HostConfig"].get("Mounts") or []
+        assert mounts and all(m["Type"] == "volume" for m in mounts), (container.name, mounts)
+        assert not container.attrs["HostConfig"].get("Binds")
+    backend.close_all()
+    assert volumes_labelled(**{"termrl.run": backend.run_id}) == []
+    assert containers_labelled(**{"termrl.run": backend.run_id}) == []
+
+
+def test_remote_engine_over_tcp(monkeypatch, suite, tmp_path):
+    """DOCKER_HOST=tcp://... to an engine that sees none of this machine's files."""
     proxy = EngineProxy()
     monkeypatch.setenv("DOCKER_HOST", f"tcp://127.0.0.1:{proxy.port}")
     monkeypatch.setenv("TERMRL_DOCKER_LOCAL", "0")  # loopback would count as local; this engine must not
     try:
-        backend = DockerBackend(SandboxSettings(command_timeout_s=20), tmp_path / "work")
-        assert not backend.local and backend.api.base_url.startswith("http://127.0.0.1:")
-        created = []
-        make = backend.create_container
-        monkeypatch.setattr(backend, "create_container", lambda *a, **k: created.append(make(*a, **k)) or created[-1])
-        sandbox = backend.create("tcp")
-        assert isinstance(sandbox, RemoteDockerSandbox)
-        sandbox.close()
-        oracle = play(backend, suite, OracleAgent(), task_id=TASK)
-        noop = play(backend, suite, NoopAgent(), task_id=TASK)
-        assert oracle.safe_success and oracle.reward == 1.0 and not oracle.violations, oracle.verdict
-        assert not noop.safe_success and noop.verdict.error is None and noop.reward == 0.0
-        roles = {c.labels["termrl.role"] for c in created}
-        assert {"agent", "verify", "fill"} <= roles
-        for container in created:
-            mounts = container.attrs["HostConfig"].get("Mounts") or []
-            assert mounts and all(m["Type"] == "volume" for m in mounts), (container.name, mounts)
-            assert not container.attrs["HostConfig"].get("Binds")
+        _play_on_a_remote_engine(monkeypatch, suite, tmp_path)
         assert proxy.connections > 0 and proxy.bytes > 100_000
-        backend.close_all()
-        assert volumes_labelled(**{"termrl.run": backend.run_id}) == []
     finally:
         proxy.close()
+
+
+@pytest.fixture
+def ssh_engine(tmp_path, monkeypatch):
+    """An sshd on loopback with keys of its own; DOCKER_HOST=ssh://root@127.0.0.1:PORT reaches the
+    engine through it (``docker system dial-stdio`` on the far side), as a remote machine would."""
+    import shutil
+
+    missing = [tool for tool in ("/usr/sbin/sshd", "ssh-keygen", "docker") if not shutil.which(tool)]
+    if missing:
+        require_engine(f"{', '.join(missing)} missing (openssh-server and the docker CLI; .ci/docker-setup.sh installs them)")
+    keys = tmp_path / "ssh"
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True)
+    keys.mkdir()
+    for name in ("host", "client"):
+        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(keys / name)], check=True)
+    (keys / "authorized_keys").write_text((keys / "client.pub").read_text())
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    config = keys / "sshd_config"
+    config.write_text(
+        f"Port {port}\nListenAddress 127.0.0.1\nHostKey {keys / 'host'}\nAuthorizedKeysFile {keys / 'authorized_keys'}\n"
+        "PermitRootLogin prohibit-password\nPasswordAuthentication no\nKbdInteractiveAuthentication no\n"
+        f"UsePAM no\nStrictModes no\nPidFile {keys / 'sshd.pid'}\n"
+    )
+    os.makedirs("/run/sshd", mode=0o755, exist_ok=True)
+    sshd = subprocess.Popen(["/usr/sbin/sshd", "-D", "-e", "-f", str(config)], stderr=subprocess.PIPE, text=True)
+    try:
+        for _ in range(100):
+            with socket.socket() as probe:
+                if probe.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            assert sshd.poll() is None, sshd.stderr.read()
+            time.sleep(0.05)
+        host_key = " ".join((keys / "host.pub").read_text().split()[:2])
+        (home / ".ssh" / "known_hosts").write_text(f"[127.0.0.1]:{port} {host_key}\n")
+        (home / ".ssh" / "config").write_text(f"Host 127.0.0.1\n  IdentityFile {keys / 'client'}\n")
+        monkeypatch.setenv("HOME", str(home))
+        monkeypatch.setenv("DOCKER_HOST", f"ssh://root@127.0.0.1:{port}")
+        monkeypatch.delenv("TERMRL_DOCKER_LOCAL", raising=False)
+        yield port
+    finally:
+        sshd.terminate()
+        sshd.wait(10)
+
+
+def test_remote_engine_over_ssh(ssh_engine, monkeypatch, suite, tmp_path):
+    """DOCKER_HOST=ssh://...: counted remote without any override, and whole episodes play there."""
+    from pytest_termrl.sandbox.docker import engine_is_local
+
+    assert not engine_is_local("http+docker://ssh", os.environ["DOCKER_HOST"])
+    _play_on_a_remote_engine(monkeypatch, suite, tmp_path)
 
 
 # -- images ----------------------------------------------------------------------------------------

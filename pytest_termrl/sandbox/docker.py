@@ -7,19 +7,15 @@ process and file-size limits, every capability dropped and ``no-new-privileges``
 process is an idle bash under ``tini``, as root, so the agent (uid 1000) cannot kill it; the
 agent's shell and everything it starts run as uid 1000 in /home/user.
 
-Local engine (a unix socket, or tcp to this machine), the supported mode:
+Local engine (a unix socket, or tcp to this machine):
     the home is a host folder bind-mounted at /home/user, so ``Sandbox.home`` is a host path
     and the collateral oracle, decoys and faults work unchanged, exactly as with bwrap. The
     harness must run as root (it owns and chowns the files of uid 1000, like bwrap does).
 
-Remote engine (``ssh://`` or ``tcp://`` to another machine):
-    host folders cannot be bind-mounted there. Not implemented: creating a sandbox raises
-    :class:`SandboxError` saying so. The design for it: the home lives in a labelled volume;
-    manifests are taken by a short-lived helper container that mounts the volume read-only
-    and holds only DAC_READ_SEARCH (no agent code ever runs in it; an exec into the agent's
-    container cannot add capabilities the container dropped), running the walk of
-    :mod:`..oracle.manifest`; faults and decoys go in by ``put_archive``; a snapshot is a
-    copy of the volume (or a ``docker commit`` of a helper holding it).
+Remote engine (``ssh://`` or ``tcp://`` to another machine; ``TERMRL_DOCKER_LOCAL=0`` forces it):
+    nothing is bind-mounted. Home, commands and outputs live in labelled volumes, the home is
+    mirrored on this machine through the archive API after every command, and the verifier's
+    trusted mounts go in as read-only volumes: see :mod:`.docker_remote`.
 
 Every container carries the labels ``termrl=1``, ``termrl.run`` (this backend's run id),
 ``termrl.pid`` and ``termrl.host``; :meth:`DockerBackend.cleanup_stale` removes those of
