@@ -34,48 +34,56 @@ from pathlib import Path
 from ..errors import SandboxError
 from .base import CommandResult, IsolatedRun, TrustedMount
 from .docker import HOME_INSIDE, IN_INSIDE, OUT_INSIDE, DockerBackend, DockerSandbox
-from .tarstream import TarStreamError, chunked, extract_tree, read_capped_member, tar_tree
+from .tarstream import TarStreamError, chunked, extract_tree, read_capped_handle, read_capped_member, tar_tree
 
 HARNESS_CAPS = ("CHOWN", "DAC_OVERRIDE", "FOWNER")
 """What the harness's root execs need to empty and own the agent's home; the agent never holds them."""
 
 HOME_PARENT = str(Path(HOME_INSIDE).parent)
 
+MAX_ARGUMENT_CHARS = 100_000
+"""Commands up to this long travel as an exec argument (the kernel's limit is 128 KiB)."""
+
+WRITE_SCRIPT = 'text=$1 dest=$2; shift 2; rm -rf -- "$@" && printf %s "$text" > "$dest"'
+
 
 class RemoteControlFiles:
-    """The shell's command and output folders as volumes, reached through the archive API."""
+    """The shell's command and output folders as volumes on the engine.
+
+    A command goes in by one root exec (``printf`` of an argument, removing the previous
+    command's files on the way); its output comes back with the home in one archive
+    (:meth:`RemoteDockerSandbox.fetch`). Both fall back to the archive API, which needs no
+    process in the container (a full process table, an image without ``tar``).
+    """
 
     def __init__(self, sandbox: "RemoteDockerSandbox") -> None:
         self._sandbox = sandbox
+        self._stale: list[str] = []
+
+    def discard(self, n: int) -> None:
+        if n > 1:
+            self._stale = [f"{IN_INSIDE}/cmd.{n - 1}", f"{OUT_INSIDE}/out.{n - 1}", f"{OUT_INSIDE}/out.{n}"]
 
     def write(self, name: str, text: str) -> None:
-        data = text.encode()
+        stale, self._stale = self._stale, []
+        container = self._sandbox.container or self._sandbox.ensure_container()
+        if len(text) <= MAX_ARGUMENT_CHARS and "\0" not in text:
+            try:
+                result = container.exec_run(["sh", "-c", WRITE_SCRIPT, "termrl-write", text, f"{IN_INSIDE}/{name}", *stale], user="0:0")
+                if result.exit_code == 0:
+                    return
+            except Exception:  # noqa: BLE001 - the archive API below needs no process in the container
+                pass
+        data = text.encode(errors="surrogateescape")
         info = tarfile.TarInfo(name)
         info.size, info.mode, info.uid, info.gid = len(data), 0o644, 0, 0
         buffer = io.BytesIO()
         with tarfile.open(fileobj=buffer, mode="w") as tar:
             tar.addfile(info, io.BytesIO(data))
-        self._sandbox.put_archive(IN_INSIDE, buffer.getvalue())
+        _put(container, IN_INSIDE, buffer.getvalue())
 
     def read_output(self, name: str, cap: int) -> tuple[str, bool]:
-        backend = self._sandbox.backend
-        try:
-            stream, meta = backend.api.get_archive(self._sandbox.container.id, f"{OUT_INSIDE}/{name}")
-        except backend._docker.errors.APIError:
-            return "", False  # no such file: the agent removed it, or the shell never wrote it
-        if meta.get("linkTarget"):
-            return "", False
-        try:
-            result = read_capped_member(stream, cap)
-        except (tarfile.TarError, OSError):
-            return "", False
-        return result if result is not None else ("", False)
-
-    def discard(self, n: int) -> str:
-        if n > 1:
-            names = (f"{IN_INSIDE}/cmd.{n - 1}", f"{OUT_INSIDE}/out.{n - 1}", f"{OUT_INSIDE}/out.{n}")
-            _root_exec(self._sandbox.container, "rm -rf -- " + " ".join(names))
-        return ""
+        return self._sandbox.fetch(name, cap)
 
 
 class RemoteDockerSandbox(DockerSandbox):
@@ -83,6 +91,7 @@ class RemoteDockerSandbox(DockerSandbox):
 
     def __init__(self, backend: DockerBackend, folder: Path, label: str) -> None:
         self.volumes: dict[str, str] = {}
+        self._fetched = False
         self._synced: str | None = None
         """Signature of the mirror when it last matched the container's home."""
         super().__init__(backend, folder, label)
@@ -128,34 +137,85 @@ class RemoteDockerSandbox(DockerSandbox):
         _put(container, HOME_INSIDE, tar_tree(self._home))
         self._synced = home_signature(self._home)
 
-    def pull(self) -> None:
-        """Replace the mirror by the container's home, as the engine holds it now."""
+    def fetch(self, output: str | None = None, cap: int = 0) -> tuple[str, bool]:
+        """Replace the mirror by the container's home; with ``output``, also read that output file.
+
+        One ``tar`` run as root in the container carries both (it archives links and FIFOs as
+        such, never following or opening them); if it cannot run, the archive API does it.
+        """
+        container = self.container
+        captured: list[tuple[str, bool]] = []
+        out_name = f"{OUT_INSIDE}/{output}".lstrip("/") if output else None
+
+        def aside(tar: tarfile.TarFile, member: tarfile.TarInfo) -> None:
+            name = member.name.rstrip("/")
+            if out_name and name.startswith(out_name + "/"):
+                return  # the agent made its output file a folder: what is in it is not output
+            if name != out_name or captured:
+                raise TarStreamError(f"archive member {member.name!r} was not asked for")
+            captured.append(read_capped_handle(tar.extractfile(member), member.size, cap) if member.isreg() else ("", False))
+
+        paths = [HOME_INSIDE.lstrip("/")] + ([out_name] if out_name else [])
+        try:
+            stream = _exec_stdout(container, ["tar", "--numeric-owner", "--ignore-failed-read", "-C", "/", "-cf", "-", *paths])
+            self._replace_mirror(stream, HOME_INSIDE.lstrip("/"), aside)
+        except (SandboxError, TarStreamError, tarfile.TarError):
+            captured.clear()
+            try:
+                self._pull_by_archive()
+            except (TarStreamError, tarfile.TarError) as exc:
+                raise SandboxError(str(exc)) from exc
+            if output:
+                captured.append(self._output_by_archive(output, cap))
+        return captured[0] if captured else ("", False)
+
+    def _pull_by_archive(self) -> None:
         backend = self._backend
         try:
             stream, _ = backend.api.get_archive(self.container.id, HOME_INSIDE)
         except backend._docker.errors.APIError as exc:
             raise SandboxError(f"reading the home back from {self.container.name} failed: {exc.explanation or exc}") from exc
+        self._replace_mirror(stream, Path(HOME_INSIDE).name)
+
+    def _output_by_archive(self, name: str, cap: int) -> tuple[str, bool]:
+        backend = self._backend
+        try:
+            stream, meta = backend.api.get_archive(self.container.id, f"{OUT_INSIDE}/{name}")
+        except backend._docker.errors.APIError:
+            return "", False  # no such file: the agent removed it, or the shell never wrote it
+        if meta.get("linkTarget"):
+            return "", False
+        try:
+            result = read_capped_member(stream, cap)
+        except (tarfile.TarError, OSError):
+            return "", False
+        return result if result is not None else ("", False)
+
+    def _replace_mirror(self, stream, top: str, aside=None) -> None:
         landing = self._folder / f"pull-{secrets.token_hex(4)}"
         landing.mkdir(mode=0o700)
         old = self._folder / f"old-{secrets.token_hex(4)}"
         try:
-            fresh = extract_tree(stream, landing, Path(HOME_INSIDE).name)
+            fresh = extract_tree(stream, landing, top, aside)
             os.rename(self._home, old)
             os.rename(fresh, self._home)
         except TarStreamError as exc:
-            raise SandboxError(f"the home read back from {self.container.name} is not acceptable: {exc}") from exc
+            raise TarStreamError(f"the home read back from {self.container.name} is not acceptable: {exc}") from exc
         finally:
             shutil.rmtree(landing, ignore_errors=True)
             shutil.rmtree(old, ignore_errors=True)
         self._synced = home_signature(self._home)
+        self._fetched = True
 
     # -- the Sandbox API -----------------------------------------------------------------
     def run(self, command: str, timeout_s: float | None = None) -> CommandResult:
         if self.container is None:
             self.ensure_container()
         self.push_if_changed()
+        self._fetched = False
         result = super().run(command, timeout_s)
-        self.pull()
+        if not self._fetched:  # the shell read the output with the home; else fetch the home now
+            self.fetch()
         return result
 
     def push_if_changed(self) -> None:
@@ -167,7 +227,7 @@ class RemoteDockerSandbox(DockerSandbox):
         super().stop_processes()
         if self.container is not None:
             self.push_if_changed()
-            self.pull()
+            self.fetch()
 
     def close(self) -> None:
         if self._closed:
@@ -227,6 +287,27 @@ def home_signature(root: Path) -> str:
                 f"{st.st_mtime_ns}\0{st.st_ctime_ns}\0{st.st_ino}\n".encode(errors="surrogateescape")
             )
     return digest.hexdigest()
+
+
+def _exec_stdout(container, cmd: list[str]):
+    """Run cmd as root in the container; yield its stdout as it comes, then check its exit.
+
+    Raises SandboxError when it cannot start or fails (the caller falls back)."""
+    api = container.client.api
+    try:
+        exec_id = api.exec_create(container.id, cmd, stdout=True, stderr=True, user="0:0")["Id"]
+        frames = api.exec_start(exec_id, stream=True, demux=True)
+    except Exception as exc:  # noqa: BLE001 - a full process table, a gone container
+        raise SandboxError(f"{cmd[0]} could not start in {container.name}: {exc}") from exc
+    errors = []
+    for out, err in frames:
+        if err:
+            errors.append(err)
+        if out:
+            yield out
+    code = api.exec_inspect(exec_id).get("ExitCode")
+    if code != 0:
+        raise SandboxError(f"{cmd[0]} in {container.name} exited {code}: {b''.join(errors).decode(errors='replace')[-300:]}")
 
 
 def _root_exec(container, script: str) -> None:

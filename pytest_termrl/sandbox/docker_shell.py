@@ -158,8 +158,8 @@ class ControlFiles(Protocol):
     def read_output(self, name: str, cap: int) -> tuple[str, bool]:
         """A command's output file, capped; ("", False) if it is not a regular file."""
 
-    def discard(self, n: int) -> str:
-        """Drop command n-1's files before command n; returns shell text to run first, if any."""
+    def discard(self, n: int) -> None:
+        """Drop command n-1's files (and any stale output of n) before command n is written."""
 
 
 class HostControlFiles:
@@ -174,13 +174,12 @@ class HostControlFiles:
     def read_output(self, name: str, cap: int) -> tuple[str, bool]:
         return read_output(self.out_host / name, cap)
 
-    def discard(self, n: int) -> str:
+    def discard(self, n: int) -> None:
         for folder, name in ((self.in_host, f"cmd.{n - 1}"), (self.out_host, f"out.{n - 1}"), (self.out_host, f"out.{n}")):
             try:
                 (folder / name).unlink()
             except (FileNotFoundError, IsADirectoryError):
                 pass
-        return ""
 
 
 class DockerShell:
@@ -252,11 +251,11 @@ class DockerShell:
             self.start()
         self._counter += 1
         n = self._counter
+        self.files.discard(n)
         self.files.write(f"cmd.{n}", command if command.endswith("\n") else command + "\n")
-        first = self.files.discard(n)
         started = time.monotonic()
         cmd_in, out = f"{self._in_inside}/cmd.{n}", f"{self._out_inside}/out.{n}"
-        self._stream.send(f"{first}{{ . {cmd_in}; }} </dev/null >{out} 2>&1; __termrl_done {n} $?\n".encode())
+        self._stream.send(f"{{ . {cmd_in}; }} </dev/null >{out} 2>&1; __termrl_done {n} $?\n".encode())
         rc = self._wait_for(n, started + timeout_s)
         timed_out = rc is None and time.monotonic() >= started + timeout_s
         restarted = False

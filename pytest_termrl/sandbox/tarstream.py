@@ -116,11 +116,15 @@ def parent_dirs_tar(paths: Iterable[str], mode: int = 0o755) -> list[tarfile.Tar
 
 
 # -- tar from the engine -> host tree ------------------------------------------------------
-def extract_tree(chunks: Iterable[bytes], dest: Path, top: str) -> Path:
+Aside = Callable[[tarfile.TarFile, tarfile.TarInfo], None]
+
+
+def extract_tree(chunks: Iterable[bytes], dest: Path, top: str, aside: Aside | None = None) -> Path:
     """Extract an engine archive of one folder (its members named ``top/...``) into dest.
 
     Returns dest/top. Owners, modes and link targets are kept as archived; anything that
-    would land outside dest/top, go through a link, or is a device, is refused.
+    would land outside dest/top, go through a link, or is a device, is refused. Members
+    outside top go to ``aside(tar, member)`` when given (never extracted), else are refused.
     """
     dest = Path(dest)
     made_dirs: set[str] = set()
@@ -128,6 +132,9 @@ def extract_tree(chunks: Iterable[bytes], dest: Path, top: str) -> Path:
     made: set[str] = set()
     with tarfile.open(fileobj=ChunkReader(chunks), mode="r|") as tar:
         for member in tar:
+            if aside is not None and not _within(member.name, top):
+                aside(tar, member)
+                continue
             name = _checked_name(member.name, top)
             if name in made:  # a second entry would be written through what the first one made
                 raise TarStreamError(f"archive member {member.name!r} comes twice")
@@ -157,13 +164,22 @@ def extract_tree(chunks: Iterable[bytes], dest: Path, top: str) -> Path:
 
 
 def _checked_name(raw: str, top: str) -> str:
+    name = _normal(raw)
+    if not name or name.startswith("/") or any(part in ("", ".", "..") for part in name.split("/")) or not _within(name, top):
+        raise TarStreamError(f"archive member {raw!r} is not inside {top!r}")
+    return name
+
+
+def _normal(raw: str) -> str:
     name = raw.rstrip("/")
     while name.startswith("./"):
         name = name[2:]
-    parts = name.split("/")
-    if not name or name.startswith("/") or any(part in ("", ".", "..") for part in parts) or parts[0] != top:
-        raise TarStreamError(f"archive member {raw!r} is not inside {top!r}")
     return name
+
+
+def _within(raw: str, top: str) -> bool:
+    name = _normal(raw)
+    return name == top or name.startswith(top + "/")
 
 
 def _kind(member: tarfile.TarInfo) -> str:
@@ -180,16 +196,20 @@ def read_capped_member(chunks: Iterable[bytes], cap_chars: int) -> tuple[str, bo
         member = tar.next()
         if member is None or not member.isreg():
             return None
-        handle = tar.extractfile(member)
-        half = cap_chars // 2
-        head = handle.read(max(cap_chars + 1, half * 4))
-        if len(head) <= cap_chars:
-            return _clean(head), False
-        tail = deque([head[-half * 4 :]], maxlen=None)
-        kept = len(tail[0])
-        while block := handle.read(1 << 16):
-            tail.append(block)
-            kept += len(block)
-            while kept - len(tail[0]) >= half * 4:
-                kept -= len(tail.popleft())
-        return join_head_tail(head[: half * 4], b"".join(tail)[-half * 4 :], member.size, cap_chars), True
+        return read_capped_handle(tar.extractfile(member), member.size, cap_chars)
+
+
+def read_capped_handle(handle, size: int, cap_chars: int) -> tuple[str, bool]:
+    """Head and tail of a stream of ``size`` bytes read once, as :func:`.output.read_capped`."""
+    half = cap_chars // 2
+    head = handle.read(max(cap_chars + 1, half * 4))
+    if len(head) <= cap_chars:
+        return _clean(head), False
+    tail = deque([head[-half * 4 :]])
+    kept = len(tail[0])
+    while block := handle.read(1 << 16):
+        tail.append(block)
+        kept += len(block)
+        while kept - len(tail[0]) >= half * 4:
+            kept -= len(tail.popleft())
+    return join_head_tail(head[: half * 4], b"".join(tail)[-half * 4 :], size, cap_chars), True
