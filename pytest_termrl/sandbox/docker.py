@@ -130,6 +130,24 @@ def engine_is_local(base_url: str, docker_host: str | None = None) -> bool:
     return False
 
 
+SSH_IDLE_POOLS = 3
+"""Over ssh every API connection is a session of one ssh connection, and sshd allows 10
+(MaxSessions). The SDK keeps a pool per request URL (9 of them), which with the shell's and
+the verifier's attached streams goes past 10; three idle pools leave room for those."""
+
+
+def _limit_ssh_pools(api) -> None:
+    adapter = api.adapters.get("http+docker://ssh") if hasattr(api, "adapters") else None
+    pools = getattr(adapter, "pools", None)
+    if pools is None or not hasattr(pools, "_maxsize"):
+        return
+    with pools.lock:
+        pools._maxsize = SSH_IDLE_POOLS
+        while len(pools._container) > SSH_IDLE_POOLS:
+            _, pool = pools._container.popitem(last=False)
+            pool.close()
+
+
 def _safe_name(text: str, limit: int = 40) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", text)[:limit].strip("_.-") or "x"
 
@@ -166,6 +184,7 @@ class DockerBackend(SandboxBackend):
             host = os.environ.get("DOCKER_HOST", "unix:///var/run/docker.sock")
             raise SandboxError(f"no Docker engine answers at {host} ({type(exc).__name__}: {exc}); start one (.ci/docker-setup.sh) or use --termrl-sandbox=bwrap") from exc
         self.api = self.client.api
+        _limit_ssh_pools(self.api)
         self.image = image or os.environ.get("TERMRL_DOCKER_IMAGE") or DEFAULT_TAG
         self.local = engine_is_local(self.api.base_url) if local is None else local
         self.host = socket.gethostname()

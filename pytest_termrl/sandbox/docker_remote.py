@@ -67,7 +67,7 @@ class RemoteControlFiles:
     def write(self, name: str, text: str) -> None:
         stale, self._stale = self._stale, []
         container = self._sandbox.container or self._sandbox.ensure_container()
-        if len(text) <= MAX_ARGUMENT_CHARS and "\0" not in text:
+        if self._sandbox.execs_are_cheap and len(text) <= MAX_ARGUMENT_CHARS and "\0" not in text:
             try:
                 result = container.exec_run(["sh", "-c", WRITE_SCRIPT, "termrl-write", text, f"{IN_INSIDE}/{name}", *stale], user="0:0")
                 if result.exit_code == 0:
@@ -91,6 +91,9 @@ class RemoteDockerSandbox(DockerSandbox):
 
     def __init__(self, backend: DockerBackend, folder: Path, label: str) -> None:
         self.volumes: dict[str, str] = {}
+        self.execs_are_cheap = not backend.api.base_url.startswith("http+docker://ssh")
+        """Over ssh every exec opens a new channel and runs ``docker system dial-stdio`` on the
+        far side (a quarter second); archive calls reuse the pooled connections instead."""
         self._fetched = False
         self._synced: str | None = None
         """Signature of the mirror when it last matched the container's home."""
@@ -157,6 +160,8 @@ class RemoteDockerSandbox(DockerSandbox):
 
         paths = [HOME_INSIDE.lstrip("/")] + ([out_name] if out_name else [])
         try:
+            if not self.execs_are_cheap:
+                raise SandboxError("archive API preferred")
             stream = _exec_stdout(container, ["tar", "--numeric-owner", "--ignore-failed-read", "-C", "/", "-cf", "-", *paths])
             self._replace_mirror(stream, HOME_INSIDE.lstrip("/"), aside)
         except (SandboxError, TarStreamError, tarfile.TarError):

@@ -38,6 +38,13 @@ class ChunkReader(io.RawIOBase):
     def readable(self) -> bool:
         return True
 
+    def drain(self) -> None:
+        """Read the stream to its end: a response left half-read keeps its connection (over
+        ssh, a channel) from going back to the pool."""
+        self._pending = b""
+        for _ in self._chunks:
+            pass
+
     def readinto(self, buffer) -> int:
         while not self._pending:
             try:
@@ -130,7 +137,8 @@ def extract_tree(chunks: Iterable[bytes], dest: Path, top: str, aside: Aside | N
     made_dirs: set[str] = set()
     made_files: set[str] = set()
     made: set[str] = set()
-    with tarfile.open(fileobj=ChunkReader(chunks), mode="r|") as tar:
+    reader = ChunkReader(chunks)
+    with tarfile.open(fileobj=reader, mode="r|") as tar:
         for member in tar:
             if aside is not None and not _within(member.name, top):
                 aside(tar, member)
@@ -158,6 +166,7 @@ def extract_tree(chunks: Iterable[bytes], dest: Path, top: str, aside: Aside | N
                 made_dirs.add(name)
             elif member.isreg() or member.islnk():
                 made_files.add(name)
+    reader.drain()
     if top not in made_dirs:
         raise TarStreamError(f"the archive holds no folder {top!r}")
     return dest / top
@@ -192,11 +201,15 @@ def read_capped_member(chunks: Iterable[bytes], cap_chars: int) -> tuple[str, bo
     None when the archive's first member is not a regular file (the agent put a link, a FIFO
     or a folder where the output goes). Reads the stream once, holding at most a cap's worth.
     """
-    with tarfile.open(fileobj=ChunkReader(chunks), mode="r|") as tar:
-        member = tar.next()
-        if member is None or not member.isreg():
-            return None
-        return read_capped_handle(tar.extractfile(member), member.size, cap_chars)
+    reader = ChunkReader(chunks)
+    try:
+        with tarfile.open(fileobj=reader, mode="r|") as tar:
+            member = tar.next()
+            if member is None or not member.isreg():
+                return None
+            return read_capped_handle(tar.extractfile(member), member.size, cap_chars)
+    finally:
+        reader.drain()
 
 
 def read_capped_handle(handle, size: int, cap_chars: int) -> tuple[str, bool]:
