@@ -84,7 +84,7 @@ def docker_engine(request, engine_check):
         require_engine(engine_check)
 
 
-ENGINE_MODES = ["local", "remote"]
+ENGINE_MODES = ["local", pytest.param("remote", marks=pytest.mark.slow)]
 
 
 @pytest.fixture(scope="module", params=ENGINE_MODES)
@@ -774,6 +774,7 @@ def _play_on_a_remote_engine(monkeypatch, suite, tmp_path) -> None:
     assert containers_labelled(**{"termrl.run": backend.run_id}) == []
 
 
+@pytest.mark.slow
 def test_remote_engine_over_tcp(monkeypatch, suite, tmp_path):
     """DOCKER_HOST=tcp://... to an engine that sees none of this machine's files."""
     proxy = EngineProxy()
@@ -832,6 +833,7 @@ def ssh_engine(tmp_path, monkeypatch):
         sshd.wait(10)
 
 
+@pytest.mark.slow
 def test_remote_engine_over_ssh(ssh_engine, monkeypatch, suite, tmp_path):
     """DOCKER_HOST=ssh://...: counted remote without any override, and whole episodes play there."""
     from pytest_termrl.sandbox.docker import engine_is_local

@@ -5,8 +5,10 @@ home lives in a labelled volume; the shell's command and output folders in two m
 harness keeps a mirror of the home on this machine, and ``Sandbox.home`` is that mirror,
 so the collateral oracle, faults and decoys work on it unchanged:
 
-- after every command (and when the episode stops) the home comes back whole by
-  ``get_archive`` and replaces the mirror, so the oracle judges what the engine holds;
+- after every command (and when the episode stops) the home comes back whole, with the
+  command's output, in one ``tar`` run as root in the container (the archive API when no
+  process can start there, and always over ssh, where each exec costs a new channel), and
+  replaces the mirror, so the oracle judges what the engine holds;
 - before a command, if the harness changed the mirror since (the task's files, a fault,
   the decoys), the container's home is emptied and the mirror goes in by ``put_archive``.
 
