@@ -14,8 +14,8 @@ Local engine (a unix socket, or tcp to this machine):
 
 Remote engine (``ssh://`` or ``tcp://`` to another machine; ``TERMRL_DOCKER_LOCAL=0`` forces it):
     nothing is bind-mounted. Home, commands and outputs live in labelled volumes, the home is
-    mirrored on this machine through the archive API after every command, and the verifier's
-    trusted mounts go in as read-only volumes: see :mod:`.docker_remote`.
+    mirrored on this machine after every command (a ``tar`` in the container, or the archive
+    API), and the verifier's trusted mounts go in as read-only volumes: see :mod:`.docker_remote`.
 
 Every container carries the labels ``termrl=1``, ``termrl.run`` (this backend's run id),
 ``termrl.pid`` and ``termrl.host``; :meth:`DockerBackend.cleanup_stale` removes those of
@@ -707,7 +707,7 @@ class DockerSandbox(Sandbox):
             try:
                 self._shell.start()
             except RuntimeError as exc:
-                raise SandboxError(f"{exc} (if the engine runs on another machine, it cannot see {self._folder})") from exc
+                raise SandboxError(f"{exc} (with TERMRL_DOCKER_LOCAL=1 on an engine of another machine, it cannot see {self._folder})") from exc
         if task.setup_script is not None:
             self._shell.files.write("setup.sh", task.setup_script.read_text())
             result = self.run(f"bash {IN_INSIDE}/setup.sh", timeout_s=s.setup_timeout_s)
