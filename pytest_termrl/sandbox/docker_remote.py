@@ -35,7 +35,7 @@ from pathlib import Path
 
 from ..errors import SandboxError
 from .base import CommandResult, IsolatedRun, TrustedMount
-from .docker import HOME_INSIDE, IN_INSIDE, OUT_INSIDE, DockerBackend, DockerSandbox
+from .docker import HOME_INSIDE, IN_INSIDE, OUT_INSIDE, DockerBackend, DockerSandbox, _narrow_system_mounts
 from .tarstream import TarStreamError, chunked, extract_tree, read_capped_handle, read_capped_member, tar_tree
 
 HARNESS_CAPS = ("CHOWN", "DAC_OVERRIDE", "FOWNER")
@@ -262,7 +262,9 @@ def run_isolated_remote(
     Mount = backend._docker.types.Mount
     image = backend.snapshot_image(home)
     backend.require_image(image)
-    trusted = backend.trusted_volumes.volumes_for(mounts)
+    # A system prefix (/usr) is narrowed to its Python parts first, as on a local engine: a
+    # volume over the image's whole /usr would hide its shell and tools.
+    trusted = backend.trusted_volumes.volumes_for(_narrow_system_mounts(mounts))
     home_volume = backend.create_volume("verify-home", home.parent.name)
     try:
         volume_mounts = [Mount(HOME_PARENT, home_volume, type="volume", no_copy=True)]

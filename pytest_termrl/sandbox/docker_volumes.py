@@ -48,7 +48,7 @@ def mount_groups(mounts: list[TrustedMount]) -> dict[str, list[tuple[str, Truste
         if not mount.host_path.is_dir():
             raise SandboxError(
                 f"a remote Docker engine can only receive folders as trusted mounts, not {mount.host_path} "
-                "(run the harness from a virtual environment or a Python installed outside /usr)"
+                "(run the harness with a Python installed outside /usr: pyenv, conda, a relocatable build)"
             )
         parts = PurePosixPath(mount.sandbox_path).parts
         if len(parts) >= 3 and parts[1] not in SYSTEM_TOP:
