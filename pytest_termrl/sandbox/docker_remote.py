@@ -31,10 +31,12 @@ import secrets
 import shutil
 import stat
 import tarfile
+import time
 from pathlib import Path
 
 from ..errors import SandboxError
 from .base import CommandResult, IsolatedRun, TrustedMount
+from .docker_shell import ExecStream
 from .docker import HOME_INSIDE, IN_INSIDE, OUT_INSIDE, DockerBackend, DockerSandbox, _narrow_system_mounts
 from .tarstream import TarStreamError, chunked, extract_tree, read_capped_handle, read_capped_member, tar_tree
 
@@ -165,7 +167,10 @@ class RemoteDockerSandbox(DockerSandbox):
             if not self.execs_are_cheap:
                 raise SandboxError("archive API preferred")
             stream = _exec_stdout(container, ["tar", "--numeric-owner", "--ignore-failed-read", "-C", "/", "-cf", "-", *paths])
-            self._replace_mirror(stream, HOME_INSIDE.lstrip("/"), aside)
+            try:
+                self._replace_mirror(stream, HOME_INSIDE.lstrip("/"), aside)
+            finally:
+                stream.close()  # on a refused archive too: ends the exec and frees its connection
         except (SandboxError, TarStreamError, tarfile.TarError):
             captured.clear()
             try:
@@ -298,30 +303,48 @@ def home_signature(root: Path) -> str:
     return digest.hexdigest()
 
 
+FETCH_DEADLINE_S = 600.0
+ROOT_ENV = {"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL": "C"}
+
+
 def _exec_stdout(container, cmd: list[str]):
     """Run cmd as root in the container; yield its stdout as it comes, then check its exit.
 
-    Raises SandboxError when it cannot start or fails (the caller falls back)."""
-    api = container.client.api
+    The process waits for a line on its stdin before it starts: the SDK reads an exec's
+    frames from the raw socket, and output that arrived with the response headers would sit
+    in the HTTP reader's buffer and be lost (over tcp that happens). Raises SandboxError
+    when it cannot start, fails or outlives FETCH_DEADLINE_S (the caller falls back).
+    """
+    gated = ["sh", "-c", 'read -r _ || exit 125; exec "$@"', "termrl-fetch", *cmd]
     try:
-        exec_id = api.exec_create(container.id, cmd, stdout=True, stderr=True, user="0:0")["Id"]
-        frames = api.exec_start(exec_id, stream=True, demux=True)
+        stream = ExecStream(container.client.api, container.id, gated, "0:0", "/", ROOT_ENV)
     except Exception as exc:  # noqa: BLE001 - a full process table, a gone container
         raise SandboxError(f"{cmd[0]} could not start in {container.name}: {exc}") from exc
-    errors = []
-    for out, err in frames:
-        if err:
-            errors.append(err)
-        if out:
-            yield out
-    code = api.exec_inspect(exec_id).get("ExitCode")
+    errors = bytearray()
+    try:
+        stream.send(b"go\n")
+        deadline = time.monotonic() + FETCH_DEADLINE_S
+        while not stream.eof:
+            if time.monotonic() > deadline:
+                raise SandboxError(f"{cmd[0]} in {container.name} ran past {FETCH_DEADLINE_S:g} s")
+            for kind, data in stream.read(1.0):
+                if kind == 1:
+                    yield data
+                elif len(errors) < 4096:
+                    errors += data
+        code = stream.exit_code()
+    finally:
+        stream.close()
     if code != 0:
-        raise SandboxError(f"{cmd[0]} in {container.name} exited {code}: {b''.join(errors).decode(errors='replace')[-300:]}")
+        raise SandboxError(f"{cmd[0]} in {container.name} exited {code}: {errors.decode(errors='replace')[-300:]}")
 
 
 def _root_exec(container, script: str) -> None:
     """Run a harness command as root in the agent's container (no agent process is involved)."""
-    result = container.exec_run(["sh", "-c", script], user="0:0")
+    try:
+        result = container.exec_run(["sh", "-c", script], user="0:0", environment=ROOT_ENV)
+    except Exception as exc:  # noqa: BLE001 - whatever the SDK raised, the command did not run as asked
+        raise SandboxError(f"`{script}` could not run in {container.name}: {exc}") from exc
     if result.exit_code != 0:
         raise SandboxError(f"`{script}` in {container.name} failed: {result.output.decode(errors='replace')[-500:]}")
 
