@@ -132,9 +132,6 @@ class RemoteDockerSandbox(DockerSandbox):
         self._synced = None  # a new container: its home must be filled from the mirror
         return container
 
-    def put_archive(self, inside: str, archive: bytes) -> None:
-        _put(self.container or self.ensure_container(), inside, archive)
-
     # -- the mirror ------------------------------------------------------------------------
     def push(self) -> None:
         """Make the container's home what the mirror holds."""
