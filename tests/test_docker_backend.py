@@ -269,7 +269,7 @@ def test_enforced_limits_are_recorded(make_sandbox):
     assert "no-new-privileges" in host["SecurityOpt"]
     remote = not sandbox._backend.local
     assert sorted(host["CapAdd"] or []) == (["CHOWN", "DAC_OVERRIDE", "FOWNER"] if remote else [])
-    assert bind_mounts(sandbox.container) == ([] if remote else ["/home/user", "/run/termrl", "/run/termrl-out"])
+    assert sorted(bind_mounts(sandbox.container)) == ([] if remote else ["/home/user", "/run/termrl", "/run/termrl-out"])
 
 
 def test_memory_hog_is_killed_and_sandbox_survives(make_sandbox):
@@ -622,8 +622,11 @@ def test_same_verdicts_as_bwrap_under_a_fault(backend, suite, family):
 
 # -- cleanup -------------------------------------------------------------------------------------
 OWNER = """
-import os, sys, time
+import os, signal, sys, time
 from pathlib import Path
+# As in a terminal: a runner started in the background by a non-interactive shell inherits
+# SIGINT ignored, and Python then never turns Ctrl-C into KeyboardInterrupt.
+signal.signal(signal.SIGINT, signal.default_int_handler)
 from pytest_termrl.sandbox import SandboxSettings
 from pytest_termrl.sandbox.docker import DockerBackend
 backend = DockerBackend(SandboxSettings(), Path(sys.argv[1]), local=sys.argv[2] == "local")
