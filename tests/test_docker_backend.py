@@ -843,6 +843,24 @@ def test_remote_engine_over_ssh(ssh_engine, monkeypatch, suite, tmp_path):
 
     assert not engine_is_local("http+docker://ssh", os.environ["DOCKER_HOST"])
     _play_on_a_remote_engine(monkeypatch, suite, tmp_path)
+    # A process that ends without closing its sandbox: the exit hook still reaches the engine
+    # (it must run before the ssh transport's own hook closes the connection).
+    ended = subprocess.run([sys.executable, "-c", ENDS_OPEN, str(tmp_path / "ends")], capture_output=True, text=True, cwd=REPO, timeout=120)
+    assert ended.returncode == 0, ended.stderr
+    run_id = ended.stdout.split()[0]
+    assert containers_labelled(**{"termrl.run": run_id}) == [] and volumes_labelled(**{"termrl.run": run_id}) == []
+
+
+ENDS_OPEN = """
+import sys
+from pathlib import Path
+from pytest_termrl.sandbox import SandboxSettings
+from pytest_termrl.sandbox.docker import DockerBackend
+backend = DockerBackend(SandboxSettings(), Path(sys.argv[1]))
+sandbox = backend.create("ends-open")
+assert sandbox.run("echo hi > x").exit_code == 0
+print(backend.run_id, flush=True)
+"""
 
 
 # -- images ----------------------------------------------------------------------------------------

@@ -208,6 +208,10 @@ class DockerBackend(SandboxBackend):
         }
         with _LIVE_LOCK:
             _LIVE[self.run_id] = self
+        # Exit hooks run last-registered first: the SDK's transports (paramiko, for ssh://)
+        # registered theirs on import and would close the connection before ours runs.
+        atexit.unregister(_atexit_cleanup)
+        atexit.register(_atexit_cleanup)
 
     # -- containers ------------------------------------------------------------------
     def labels(self, role: str, label: str) -> dict[str, str]:
