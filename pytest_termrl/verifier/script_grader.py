@@ -18,18 +18,15 @@ callers that hold a Task need not know which kind it has.
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import json
 import os
-import secrets
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..sandbox.base import Sandbox, SandboxBackend, TrustedMount
 from ..tasks.model import Task
-from .verify import RUNNER, RUNNER_INSIDE, TestOutcome, Verdict, grade_snapshot, trusted_toolchain
+from .verify import RUNNER, RUNNER_INSIDE, TestOutcome, Verdict, grade_snapshot, run_signed, trusted_toolchain
 
 SCRIPT_RUNNER = Path(__file__).with_name("script_runner.py")
 TESTS_AT = "/tests"
@@ -125,7 +122,6 @@ def _run(backend: SandboxBackend, home: Path, snap_dir: Path, task: Task, invent
     except ValueError:
         return ScriptVerdict(error=f"the grader script {script} is not inside the tests folder {task.tests_dir}", threshold=threshold)
     timeout = min(float(extra.get("verifier_timeout_s") or DEFAULT_TIMEOUT_S), MAX_TIMEOUT_S)
-    key = secrets.token_bytes(32)
     mounts = [
         TrustedMount(task.tests_dir.resolve(), TESTS_AT),
         TrustedMount(_logs_folder(snap_dir), LOGS_AT),
@@ -137,26 +133,10 @@ def _run(backend: SandboxBackend, home: Path, snap_dir: Path, task: Task, invent
         sys.executable, "-I", f"{RUNNER_INSIDE}/{SCRIPT_RUNNER.name}",
         f"{TESTS_AT}/{script_rel}", str(timeout), task.workdir, REWARD_DIR_INSIDE, json.dumps(env),
     ]
-    run = backend.run_isolated(home, argv, mounts, key, timeout_s=timeout + 60, cwd=task.workdir)
-    if run.timed_out:
-        return ScriptVerdict(error=f"the grader script did not finish within {timeout + 60:g} s", threshold=threshold)
-    body = _authenticated_body(run.payload, key)
+    body, problem = run_signed(backend, home, argv, mounts, timeout + 60, task.workdir, "the grader script")
     if body is None:
-        tail = run.log.strip().splitlines()[-5:]
-        return ScriptVerdict(error="no authenticated result came back from the grader script: " + " | ".join(tail), threshold=threshold)
+        return ScriptVerdict(error=problem, threshold=threshold)
     return judge(body, inventory, threshold)
-
-
-def _authenticated_body(payload: bytes, key: bytes) -> dict | None:
-    try:
-        envelope = json.loads(payload.decode().strip().splitlines()[0])
-        body, mac = envelope["body"], envelope["mac"]
-    except (ValueError, KeyError, IndexError, TypeError, UnicodeDecodeError):
-        return None
-    expected = hmac.new(key, body.encode(), hashlib.sha256).hexdigest()
-    if not isinstance(mac, str) or not hmac.compare_digest(mac, expected):
-        return None
-    return json.loads(body)
 
 
 def judge(body: dict, inventory: tuple[str, ...] | None, threshold: float = 1.0) -> ScriptVerdict:

@@ -126,7 +126,6 @@ def grade_snapshot(
 def _run(backend: SandboxBackend, home: Path, task: Task, inventory, per_test_timeout_s: float) -> Verdict:
     if task.tests_dir is None:
         return Verdict(error=f"task {task.id!r} has no hidden tests")
-    key = secrets.token_bytes(32)
     mounts = [
         TrustedMount(task.tests_dir.resolve(), TESTS_INSIDE),
         TrustedMount(RUNNER.parent.resolve(), RUNNER_INSIDE),
@@ -137,14 +136,23 @@ def _run(backend: SandboxBackend, home: Path, task: Task, inventory, per_test_ti
         mounts.append(TrustedMount(task.tests_dir.resolve(), "/tests"))
     budget = per_test_timeout_s * max(len(inventory or ()), 5) + 60
     argv = [sys.executable, "-I", f"{RUNNER_INSIDE}/{RUNNER.name}", TESTS_INSIDE, str(per_test_timeout_s)]
-    run = backend.run_isolated(home, argv, mounts, key, timeout_s=budget, cwd=task.workdir)
+    body, problem = run_signed(backend, home, argv, mounts, budget, task.workdir, "the hidden tests")
+    if body is None:
+        return Verdict(error=problem)
+    return _judge(body, inventory)
+
+
+def run_signed(backend: SandboxBackend, home: Path, argv: list[str], mounts: list[TrustedMount], timeout_s: float, cwd: str, what: str) -> tuple[dict | None, str]:
+    """Run a trusted runner on a fresh key: (its authenticated body, "") or (None, why there is none)."""
+    key = secrets.token_bytes(32)
+    run = backend.run_isolated(home, argv, mounts, key, timeout_s=timeout_s, cwd=cwd)
     if run.timed_out:
-        return Verdict(error=f"the hidden tests did not finish within {budget:g} s")
+        return None, f"{what} did not finish within {timeout_s:g} s"
     body = _authenticated_body(run.payload, key)
     if body is None:
         tail = run.log.strip().splitlines()[-5:]
-        return Verdict(error="no authenticated result came back from the hidden tests: " + " | ".join(tail))
-    return _judge(body, inventory)
+        return None, f"no authenticated result came back from {what}: " + " | ".join(tail)
+    return body, ""
 
 
 def _authenticated_body(payload: bytes, key: bytes) -> dict | None:
