@@ -38,6 +38,7 @@ from ..errors import SandboxError
 from .base import CommandResult, IsolatedRun, TrustedMount
 from .docker_shell import ExecStream
 from .docker import HOME_INSIDE, IN_INSIDE, OUT_INSIDE, DockerBackend, DockerSandbox, _narrow_system_mounts
+from .hostfs import walk_tree
 from .tarstream import TarStreamError, chunked, extract_tree, read_capped_handle, read_capped_member, tar_tree
 
 HARNESS_CAPS = ("CHOWN", "DAC_OVERRIDE", "FOWNER")
@@ -285,18 +286,15 @@ def run_isolated_remote(
 def home_signature(root: Path) -> str:
     """A digest of every path's lstat under root: any change by anyone alters it (ctime included)."""
     digest = hashlib.sha256()
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames.sort()
-        for name in [".", *sorted(dirnames + filenames)]:
-            path = os.path.join(dirpath, name) if name != "." else dirpath
-            try:
-                st = os.lstat(path)
-            except OSError:
-                continue
-            digest.update(
-                f"{os.path.relpath(path, root)}\0{st.st_mode}\0{st.st_uid}\0{st.st_gid}\0{st.st_size}\0"
-                f"{st.st_mtime_ns}\0{st.st_ctime_ns}\0{st.st_ino}\n".encode(errors="surrogateescape")
-            )
+    for rel, path in [(".", os.fspath(root)), *walk_tree(root)]:
+        try:
+            st = os.lstat(path)
+        except OSError:
+            continue
+        digest.update(
+            f"{rel}\0{st.st_mode}\0{st.st_uid}\0{st.st_gid}\0{st.st_size}\0"
+            f"{st.st_mtime_ns}\0{st.st_ctime_ns}\0{st.st_ino}\n".encode(errors="surrogateescape")
+        )
     return digest.hexdigest()
 
 

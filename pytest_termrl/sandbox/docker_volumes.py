@@ -27,6 +27,7 @@ from typing import Callable
 
 from ..errors import SandboxError
 from .base import TrustedMount
+from .hostfs import walk_tree
 from .tarstream import add_tree, parent_dirs_tar
 
 SYSTEM_TOP = {"usr", "opt", "etc", "bin", "sbin", "lib", "lib32", "lib64", "libx32", "var", "srv", "home", "tmp", "run", "mnt", "media", "dev", "proc", "sys"}
@@ -122,22 +123,12 @@ def pytest_site_names() -> set[str]:
 def fingerprint(root: Path, keep: Keep | None) -> str:
     """A digest of a tree's paths, types, modes, sizes, mtimes and link targets (no bytes read)."""
     digest = hashlib.sha256()
-    for dirpath, dirnames, filenames in os.walk(root):
-        rel_dir = os.path.relpath(dirpath, root)
-        dirnames[:] = sorted(d for d in dirnames if keep is None or keep(_join(rel_dir, d)))
-        for name in sorted(dirnames + filenames):
-            rel = _join(rel_dir, name)
-            if keep is not None and not keep(rel):
-                continue
-            info = os.lstat(os.path.join(dirpath, name))
-            extra = os.readlink(os.path.join(dirpath, name)) if stat.S_ISLNK(info.st_mode) else ""
-            mtime = info.st_mtime_ns if stat.S_ISREG(info.st_mode) else 0
-            digest.update(f"{rel}\0{info.st_mode}\0{info.st_size if stat.S_ISREG(info.st_mode) else 0}\0{mtime}\0{extra}\n".encode(errors="surrogateescape"))
+    for rel, path in walk_tree(root, keep):
+        info = os.lstat(path)
+        extra = os.readlink(path) if stat.S_ISLNK(info.st_mode) else ""
+        mtime = info.st_mtime_ns if stat.S_ISREG(info.st_mode) else 0
+        digest.update(f"{rel}\0{info.st_mode}\0{info.st_size if stat.S_ISREG(info.st_mode) else 0}\0{mtime}\0{extra}\n".encode(errors="surrogateescape"))
     return digest.hexdigest()
-
-
-def _join(rel_dir: str, name: str) -> str:
-    return name if rel_dir == "." else f"{rel_dir}/{name}"
 
 
 def group_tar(members: list[tuple[str, TrustedMount]], keeps: dict[Path, Keep | None]) -> bytes:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 from pathlib import Path
+from typing import Callable, Iterator
 
 from ..errors import SandboxError
 
@@ -31,3 +32,22 @@ def pid_alive(pid: int) -> bool:
     except PermissionError:
         return True
     return True
+
+
+def walk_tree(root: Path | str, keep: Callable[[str], bool] | None = None) -> Iterator[tuple[str, str]]:
+    """(relative path, host path) of everything under root, sorted, folders before their contents.
+
+    Never follows a link. ``keep(relative path)`` may leave paths out; a folder left out
+    takes its contents along.
+    """
+    root = os.fspath(root)
+    for dirpath, dirnames, filenames in os.walk(root):
+        rel_dir = os.path.relpath(dirpath, root)
+        kept = set()
+        for name in sorted(dirnames + filenames):
+            rel = name if rel_dir == "." else f"{rel_dir}/{name}"
+            if keep is not None and not keep(rel):
+                continue
+            kept.add(name)
+            yield rel, os.path.join(dirpath, name)
+        dirnames[:] = sorted(d for d in dirnames if d in kept)

@@ -12,13 +12,13 @@ folder this extraction made itself.
 from __future__ import annotations
 
 import io
-import os
 import stat
 import tarfile
 from collections import deque
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
+from .hostfs import walk_tree
 from .output import _clean, join_head_tail
 
 _KEPT_TYPES = (tarfile.REGTYPE, tarfile.AREGTYPE, tarfile.DIRTYPE, tarfile.SYMTYPE, tarfile.LNKTYPE, tarfile.FIFOTYPE)
@@ -82,18 +82,9 @@ def tar_tree(root: Path, arcroot: str = ".", keep: Callable[[str], bool] | None 
 
 def add_tree(tar: tarfile.TarFile, root: Path, arcroot: str, keep: Callable[[str], bool] | None = None) -> None:
     """Add root and everything under it, without following a link, to an open tar."""
-    root = Path(root)
-    _add(tar, root, arcroot)
-    for dirpath, dirnames, filenames in os.walk(root):
-        rel_dir = os.path.relpath(dirpath, root)
-        for name in sorted(dirnames + filenames):
-            rel = name if rel_dir == "." else f"{rel_dir}/{name}"
-            if keep is not None and not keep(rel):
-                if name in dirnames:
-                    dirnames.remove(name)
-                continue
-            _add(tar, Path(dirpath) / name, f"{arcroot}/{rel}" if arcroot != "." else rel)
-        dirnames.sort()
+    _add(tar, Path(root), arcroot)
+    for rel, path in walk_tree(root, keep):
+        _add(tar, Path(path), f"{arcroot}/{rel}" if arcroot != "." else rel)
 
 
 def _add(tar: tarfile.TarFile, path: Path, arcname: str) -> None:
