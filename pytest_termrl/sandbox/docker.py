@@ -406,8 +406,6 @@ class DockerBackend(SandboxBackend):
     def exec_verifier(self, container, argv: list[str], secret: bytes, timeout_s: float, cwd: str) -> IsolatedRun:
         """Run the verifier's process in a started container: secret in, signed result and log out."""
         payload, log = bytearray(), bytearray()
-        timed_out = False
-        rc = None
         stream = ExecStream(
             self.api, container.id, ["/bin/sh", "-c", VERIFY_WRAPPER, "termrl-verify", *argv],
             user=f"{self.settings.agent_uid}:{self.settings.agent_gid}", workdir=cwd, environment=AGENT_ENV,
@@ -415,16 +413,11 @@ class DockerBackend(SandboxBackend):
         try:
             stream.send(secret)
             stream.close_stdin()
-            deadline = time.monotonic() + timeout_s
-            while not stream.eof:
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    timed_out = True
-                    break
-                for kind, data in stream.read(min(remaining, 0.5)):
-                    target = payload if kind == 1 else log
-                    if len(target) < 16 * 1024 * 1024:
-                        target += data
+            for kind, data in stream.frames(time.monotonic() + timeout_s):
+                target = payload if kind == 1 else log
+                if len(target) < 16 * 1024 * 1024:
+                    target += data
+            timed_out = stream.timed_out
             rc = None if timed_out else stream.exit_code()
         finally:
             stream.close()

@@ -318,15 +318,13 @@ def _exec_stdout(container, cmd: list[str]):
     errors = bytearray()
     try:
         stream.send(b"go\n")
-        deadline = time.monotonic() + FETCH_DEADLINE_S
-        while not stream.eof:
-            if time.monotonic() > deadline:
-                raise SandboxError(f"{cmd[0]} in {container.name} ran past {FETCH_DEADLINE_S:g} s")
-            for kind, data in stream.read(1.0):
-                if kind == 1:
-                    yield data
-                elif len(errors) < 4096:
-                    errors += data
+        for kind, data in stream.frames(time.monotonic() + FETCH_DEADLINE_S):
+            if kind == 1:
+                yield data
+            elif len(errors) < 4096:
+                errors += data
+        if stream.timed_out:
+            raise SandboxError(f"{cmd[0]} in {container.name} ran past {FETCH_DEADLINE_S:g} s")
         code = stream.exit_code()
     finally:
         stream.close()

@@ -50,6 +50,7 @@ class ExecStream:
             self._sock.settimeout(None)  # reads are bounded by select, not by the client's timeout
         self._pending = b""
         self.eof = False
+        self.timed_out = False
 
     def fileno(self) -> int:
         return self._sock.fileno()
@@ -92,6 +93,16 @@ class ExecStream:
             frames.append((kind, self._pending[8 : 8 + size]))
             self._pending = self._pending[8 + size :]
         return frames
+
+    def frames(self, deadline: float):
+        """Every frame until EOF; stops early, with ``timed_out`` set, when the deadline (monotonic) passes."""
+        self.timed_out = False
+        while not self.eof:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                self.timed_out = True
+                return
+            yield from self.read(min(remaining, 0.5))
 
     def exit_code(self, wait_s: float = 3.0) -> int | None:
         deadline = time.monotonic() + wait_s
