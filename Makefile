@@ -56,6 +56,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/bench_episode.py
 	$(PY) benchmarks/bench_manifest.py
 	$(PY) benchmarks/bench_docker.py
+	$(PY) benchmarks/bench_remote_home.py
 	$(PY) benchmarks/bench_training.py
 
 clean:
