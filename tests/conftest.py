@@ -16,6 +16,7 @@ import secrets
 import shutil
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -175,6 +176,17 @@ def host_pids_with(marker: str) -> list[int]:
         if needle in cmdline.replace(b"\0", b" "):
             found.append(int(name))
     return found
+
+
+def host_pids_appearing(marker: str, count: int = 1, timeout_s: float = 10.0) -> list[int]:
+    """Host pids with ``marker``, waiting for at least ``count`` of them: a command that starts a
+    background job returns before that job's ``exec`` has shown the marker in its command line."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        found = host_pids_with(marker)
+        if len(found) >= count or time.monotonic() > deadline:
+            return found
+        time.sleep(0.05)
 
 
 def python_site_version() -> str:

@@ -28,7 +28,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import CORE, REPO, SMALL_TASKS, dedent, host_pids_with, python_site_version, solution_of, unique_sleep
+from conftest import CORE, REPO, SMALL_TASKS, dedent, host_pids_appearing, host_pids_with, python_site_version, solution_of, unique_sleep
 
 from pytest_termrl.sandbox import SandboxSettings, TrustedMount
 from pytest_termrl.sandbox.shell import TIMEOUT_EXIT_CODE
@@ -352,13 +352,13 @@ def test_background_processes_are_gone_at_stop_and_close(make_sandbox):
     sandbox = make_sandbox("bg")
     marker = unique_sleep()
     sandbox.run(f"echo data > kept.txt; sleep {marker} & setsid nohup sleep {marker}1 >/dev/null 2>&1 &")
-    assert len(host_pids_with(f"sleep {marker}")) == 2
+    assert len(host_pids_appearing(f"sleep {marker}", 2)) == 2
     sandbox.stop_processes()
     assert host_pids_with(f"sleep {marker}") == []
     assert (sandbox.home / "kept.txt").read_text() == "data\n"
     # A command after the stop gets a fresh shell; close removes the container and the folder.
     sandbox.run(f"nohup sleep {marker}2 >/dev/null 2>&1 &")
-    assert host_pids_with(f"sleep {marker}2")
+    assert host_pids_appearing(f"sleep {marker}2")
     folder, container_id, run_id = sandbox.home.parent, sandbox.container.id, sandbox._backend.run_id
     volumes = volumes_labelled(**{"termrl.run": run_id})
     assert len(volumes) == (0 if sandbox._backend.local else 3)  # home, commands, outputs
@@ -664,7 +664,7 @@ def test_cleanup_after_a_killed_episode(tmp_path, engine_mode):
         process.wait()
         # Killed: its container, volumes, processes and folder stay until a cleanup.
         assert [c for c in containers_labelled() if c["Id"] == container_id]
-        assert host_pids_with(f"sleep {marker}")
+        assert host_pids_appearing(f"sleep {marker}")
         assert len(volumes_labelled(**owner)) == (3 if engine_mode == "remote" else 0)
         removed = other.cleanup_stale()
         assert any(r.startswith("container:termrl-") for r in removed) and str(folder) in removed

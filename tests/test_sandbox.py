@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import host_pids_with, unique_sleep
+from conftest import host_pids_appearing, host_pids_with, unique_sleep
 
 from pytest_termrl.sandbox import SandboxSettings
 from pytest_termrl.sandbox.bwrap import BwrapBackend
@@ -184,7 +184,7 @@ def test_processes_are_gone_after_close(make_sandbox):
     sandbox = make_sandbox("bg")
     marker = unique_sleep()
     sandbox.run(f"sleep {marker} & setsid nohup sleep {marker}1 >/dev/null 2>&1 &")
-    assert len(host_pids_with(f"sleep {marker}")) == 2
+    assert len(host_pids_appearing(f"sleep {marker}", 2)) == 2
     folder = sandbox.home.parent
     sandbox.close()
     assert host_pids_with(f"sleep {marker}") == []
@@ -195,7 +195,7 @@ def test_stop_processes_keeps_the_home(make_sandbox):
     sandbox = make_sandbox("stop")
     marker = unique_sleep()
     sandbox.run(f"echo data > kept.txt; nohup sleep {marker} >/dev/null 2>&1 &")
-    assert host_pids_with(f"sleep {marker}")
+    assert host_pids_appearing(f"sleep {marker}")
     sandbox.stop_processes()
     assert host_pids_with(f"sleep {marker}") == []
     assert (sandbox.home / "kept.txt").read_text() == "data\n"

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from conftest import dedent, host_pids_with, unique_sleep
+from conftest import dedent, host_pids_appearing, host_pids_with, unique_sleep
 
 from pytest_termrl.sandbox.shell import TIMEOUT_EXIT_CODE
 
@@ -170,7 +170,7 @@ def test_background_processes_are_gone_after_close(make_sandbox):
     assert plain.exit_code == daemon.exit_code == double_fork.exit_code == 0
     # The commands returned at once despite the sleepers holding no output pipe open.
     assert max(plain.duration_s, daemon.duration_s, double_fork.duration_s) < 2
-    assert len(host_pids_with(f"sleep {marker}")) == 3
+    assert len(host_pids_appearing(f"sleep {marker}", 3)) == 3
     # The sleepers survive between commands (background jobs are allowed) ...
     assert sandbox.run("pgrep -c sleep").output.strip() == "3"
     sandbox.close()
