@@ -302,6 +302,7 @@ def test_in_container_killer_when_the_host_cannot_reach_the_cgroup(make_sandbox,
     sandbox = make_sandbox("inside-killer", max_processes=64)
     marker = unique_sleep()
     sandbox.run(f"X=kept; nohup sleep {marker} >/dev/null 2>&1 &")
+    assert host_pids_appearing(f"sleep {marker}")
     result = sandbox.run("sleep 60; echo late", timeout_s=1)
     assert result.timed_out and result.shell_restarted and "late" not in result.output, result.output
     assert host_pids_with(f"sleep {marker}") == []
