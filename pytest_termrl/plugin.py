@@ -8,6 +8,7 @@ the summary.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -214,7 +215,7 @@ def pytest_collection_modifyitems(session, config, items):
 
 # -- fixtures ------------------------------------------------------------------------
 @pytest.fixture(scope="session")
-def termrl_harness(request) -> Harness:
+def termrl_harness(request) -> Iterator[Harness]:
     """The run's harness: sandbox backend, limits, prompts and predictions."""
     config = request.config
     options = termrl_options(config)
@@ -233,13 +234,14 @@ def termrl_harness(request) -> Harness:
         max_commands=options.max_commands,
         wall_clock_s=options.episode_timeout_s,
     )
-    return Harness(
+    yield Harness(
         backend=backend,
         settings=EpisodeSettings(limits, options.command_timeout_s, options.test_timeout_s),
         prompts=options.prompt_texts,
         predictions=load_predictions(options.predictions) if options.predictions else {},
         salt=options.salt,
     )
+    backend.close()
 
 
 @pytest.fixture

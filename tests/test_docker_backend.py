@@ -85,9 +85,17 @@ def docker_engine(request, engine_check):
 
 
 ENGINE_MODES = ["local", pytest.param("remote", marks=pytest.mark.slow)]
+ARCHIVE_MODE = pytest.param("archive", marks=pytest.mark.slow)
+"""Remote, and every transfer by the archive API (as over ssh): for the shell's tests."""
 
 
-@pytest.fixture(scope="module", params=ENGINE_MODES)
+def pytest_generate_tests(metafunc):
+    if "engine_mode" in metafunc.fixturenames:
+        shell_test = metafunc.definition.originalname.startswith("test_shell_")
+        metafunc.parametrize("engine_mode", ENGINE_MODES + [ARCHIVE_MODE] * shell_test, indirect=True, scope="module")
+
+
+@pytest.fixture(scope="module")
 def engine_mode(request) -> str:
     """How the backend treats the engine: bind mounts from this machine, or volumes only."""
     return request.param
@@ -100,7 +108,7 @@ def backend(engine_check, engine_mode):
 
     backend = DockerBackend(SandboxSettings(command_timeout_s=20), local=engine_mode == "local")
     yield backend
-    backend.close_all()
+    backend.close()
 
 
 @pytest.fixture
@@ -112,12 +120,15 @@ def make_sandbox(docker_engine, engine_mode):
     def _make(label: str = "test", **settings):
         settings.setdefault("command_timeout_s", 10.0)
         sandbox = DockerBackend(SandboxSettings(**settings), local=engine_mode == "local").create(label)
+        if engine_mode == "archive":
+            sandbox.execs_are_cheap = False
         made.append(sandbox)
         return sandbox
 
     yield _make
     for sandbox in made:
         sandbox.close()
+        sandbox._backend.close()  # each holds its own engine connections
 
 
 def containers_labelled(**labels) -> list[dict]:
@@ -655,9 +666,8 @@ def test_cleanup_after_a_killed_episode(tmp_path, engine_mode):
     marker = unique_sleep()
     process, container_id, folder = _start_owner(tmp_path, marker, engine_mode)
     owner = {"termrl.pid": str(process.pid)}
+    other = DockerBackend(SandboxSettings(), folder.parent)
     try:
-        workroot = folder.parent
-        other = DockerBackend(SandboxSettings(), workroot)
         # While the owner lives, another run's cleanup spares its sandbox.
         assert not [r for r in other.cleanup_stale() if container_id[:12] in r or str(folder) == r]
         assert [c for c in containers_labelled() if c["Id"] == container_id]
@@ -673,6 +683,7 @@ def test_cleanup_after_a_killed_episode(tmp_path, engine_mode):
         assert host_pids_with(f"sleep {marker}") == [] and not folder.exists()
         assert volumes_labelled(**owner) == []
     finally:
+        other.close()
         if process.poll() is None:
             process.kill()
 
@@ -773,7 +784,7 @@ def _play_on_a_remote_engine(monkeypatch, suite, tmp_path) -> None:
         mounts = container.attrs["HostConfig"].get("Mounts") or []
         assert mounts and all(m["Type"] == "volume" for m in mounts), (container.name, mounts)
         assert not container.attrs["HostConfig"].get("Binds")
-    backend.close_all()
+    backend.close()
     assert volumes_labelled(**{"termrl.run": backend.run_id}) == []
     assert containers_labelled(**{"termrl.run": backend.run_id}) == []
 
@@ -904,6 +915,33 @@ def test_task_dockerfile_from_a_missing_image_is_a_clear_error(tmp_path):
     assert "docker load" in message and "no container registry" in message
 
 
+def _open_sockets() -> set[str]:
+    found = set()
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            if os.readlink(f"/proc/self/fd/{fd}").startswith("socket:"):
+                found.add(fd)
+        except OSError:
+            pass
+    return found
+
+
+def test_a_closed_backend_keeps_no_engine_connection(engine_mode):
+    # Each request URL (every exec, every archive path) gets its own pooled connection; a
+    # run that makes backend after backend must not keep them all.
+    from pytest_termrl.sandbox.docker import DockerBackend
+
+    before = _open_sockets()
+    backend = DockerBackend(SandboxSettings(), local=engine_mode == "local")
+    sandbox = backend.create("connections")
+    for n in range(5):
+        assert sandbox.run(f"echo {n}").output == f"{n}\n"
+    assert _open_sockets() - before
+    sandbox.close()
+    backend.close()
+    assert _open_sockets() - before == set()
+
+
 def test_a_missing_sandbox_image_is_a_clear_error(docker_engine):
     from pytest_termrl.errors import SandboxError
     from pytest_termrl.sandbox.docker import DockerBackend
@@ -914,6 +952,7 @@ def test_a_missing_sandbox_image_is_a_clear_error(docker_engine):
             sandbox.run("true")
     finally:
         sandbox.close()
+        sandbox._backend.close()
 
 
 def test_task_image_is_built_and_used(tmp_path, suite, engine_mode):
@@ -942,6 +981,7 @@ def test_task_image_is_built_and_used(tmp_path, suite, engine_mode):
             assert run.returncode == 0 and run.log == "from-the-task-image\n"
         finally:
             sandbox.close()
+            sandbox._backend.close()
     finally:
         client = docker.from_env()
         client.images.remove(tag, force=True)

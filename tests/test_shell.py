@@ -4,13 +4,16 @@ odd input and output, and no process outlives the sandbox."""
 from __future__ import annotations
 
 import json
+import os
 import re
+import resource
 import time
 
 import pytest
 
 from conftest import dedent, host_pids_appearing, host_pids_with, unique_sleep
 
+from pytest_termrl.sandbox.output import REPLACED_OUTPUT
 from pytest_termrl.sandbox.shell import TIMEOUT_EXIT_CODE
 
 STATE = dedent(
@@ -205,6 +208,14 @@ def test_a_dying_shell_is_never_reported_as_a_timeout(make_sandbox):
     assert sandbox.run("echo $KEEP").output == "1\n"
 
 
+def output_folder_and_number(sandbox) -> tuple[str, int]:
+    """Where command output goes inside, and the number of the command that asked."""
+    found = sandbox.run("ls -d /run/termrl*/out.*").output.split()
+    numbers = sorted(int(path.rsplit(".", 1)[1]) for path in found)
+    assert found and numbers[-1] > 1, found
+    return found[0].rsplit("/", 1)[0], numbers[-1]
+
+
 @pytest.mark.parametrize(
     ("replacement", "kind"),
     [("mkfifo", "-p"), ("mkdir", "-d"), ("ln -s /etc/shadow", "-L")],
@@ -213,12 +224,48 @@ def test_a_dying_shell_is_never_reported_as_a_timeout(make_sandbox):
 def test_replacing_its_own_output_file_does_not_break_the_harness(sandbox, replacement, kind):
     # Whatever the command does to the file its output goes to, run() answers and the
     # sandbox stays usable (an exception here would turn into a harness error).
-    found = sandbox.run("ls -d /run/termrl*/out.*").output.split()
-    assert len(found) == 1, found
-    folder = found[0].rsplit("/", 1)[0]
-    result = sandbox.run(f'f=$(ls -t {folder}/out.* | head -n 1); rm -f "$f"; {replacement} "$f"; echo hi; [ {kind} "$f" ] && touch ~/replaced')
+    folder, _ = output_folder_and_number(sandbox)
+    result = sandbox.run(f'f=$(ls -d {folder}/out.* | sort -t. -k2 -n | tail -n 1); rm -f "$f"; {replacement} "$f"; echo hi; [ {kind} "$f" ] && touch ~/replaced')
     assert (sandbox.home / "replaced").exists(), "the command did not manage to replace its output file"
-    assert isinstance(result.output, str)
-    assert "root:" not in result.output
+    # Every backend reads it the same way: never through the link, never waiting on the FIFO.
+    assert result.output == REPLACED_OUTPUT and "root:" not in result.output
     assert_state(sandbox)
     assert sandbox.run("echo still").output == "still\n"
+
+
+@pytest.mark.parametrize("planted", ["mkfifo", "mkdir", "ln -s /etc/shadow"], ids=["fifo", "dir", "symlink"])
+def test_something_planted_at_the_next_output_file_is_cleared_first(sandbox, planted):
+    # A FIFO at the next command's output file would make that command's redirection wait
+    # until its timeout; the harness clears the name before every command.
+    folder, number = output_folder_and_number(sandbox)
+    sandbox.run(f"{planted} {folder}/out.{number + 2}")
+    started = time.monotonic()
+    result = sandbox.run("echo fine", timeout_s=20)
+    assert (result.output, result.exit_code, result.timed_out) == ("fine\n", 0, False)
+    assert time.monotonic() - started < 10
+    assert_state(sandbox)
+
+
+def test_shell_and_verifier_wait_on_descriptors_above_1023(make_sandbox, tmp_path):
+    # select(2) refuses a descriptor above 1023; a long run (many sandboxes, pooled engine
+    # connections) gets there, and every wait must still work.
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    assert hard == resource.RLIM_INFINITY or hard >= 1400, "the test needs more than 1400 descriptors"
+    if soft != resource.RLIM_INFINITY and soft < 1400:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (1400, hard))
+    held = [os.open(os.devnull, os.O_RDONLY) for _ in range(1100)]
+    try:
+        sandbox = make_sandbox("highfd")
+        sandbox.run("echo kept > f.txt")
+        assert max(int(fd) for fd in os.listdir("/proc/self/fd")) > 1023
+        assert sandbox.run("cat f.txt").output == "kept\n"
+        late = sandbox.run("sleep 30", timeout_s=1)
+        assert late.timed_out and sandbox.run("echo again").output == "again\n"
+        home = sandbox.snapshot(tmp_path / "snap")
+        run = sandbox._backend.run_isolated(home, ["cat", "/home/user/f.txt"], [], b"k", timeout_s=60)
+        assert (run.returncode, run.log) == (0, "kept\n")
+    finally:
+        for fd in held:
+            os.close(fd)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+

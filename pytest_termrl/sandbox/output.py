@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 
@@ -12,16 +13,23 @@ def _clean(data: bytes) -> str:
     return data.decode("utf-8", errors="replace").translate(_CONTROL)
 
 
+REPLACED_OUTPUT = "[no output: the command replaced its output file]"
+"""What the agent sees when its command left a link, FIFO or folder where its output was going."""
+
+
 def read_capped(path: str, cap_chars: int) -> tuple[str, bool]:
-    """Read at most about cap_chars of a file: its head and tail, with the cut marked."""
+    """Read at most about cap_chars of a file: its head and tail, with the cut marked.
+
+    A link is never followed and a FIFO never waited on: both read as :data:`REPLACED_OUTPUT`.
+    """
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError:
-        return "", False
+    except OSError as exc:
+        return (REPLACED_OUTPUT if exc.errno == errno.ELOOP else ""), False
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
-            return "[no output: the command replaced its output file]", False
+            return REPLACED_OUTPUT, False
         size = info.st_size
         if size <= cap_chars:
             return _clean(os.pread(fd, size, 0)), False

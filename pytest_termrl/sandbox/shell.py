@@ -1,28 +1,25 @@
-"""A persistent bash driven over pipes, with each command's text and output in files.
+"""A persistent bash that runs one command at a time, each command's text and output in files.
 
-The harness writes the command to ``<ctl>/cmd.N`` (a folder the agent can only read) and
-asks the shell to source it with stdin closed and output sent to ``<io>/out.N``. Sourcing
-at top level keeps cwd, variables and functions; a syntax error stays inside the command.
-After each command the shell saves its state so that, when a command times out or kills
-or wedges the shell (``exit``, ``exec``, a builtin loop, a read from a FIFO), every
-process is killed and a new shell resumes where the last finished command left it.
+The harness writes command N to ``<ctl>/cmd.N`` (a folder the agent can only read) and asks
+the shell to source it with stdin closed and output sent to ``<io>/out.N`` (a folder of the
+agent's). Sourcing at top level keeps cwd, variables and functions; a syntax error stays
+inside the command. The shell then prints a done line with a random token and the exit
+code, and saves its state, so that when a command times out or kills or wedges the shell
+(``exit``, ``exec``, a builtin loop, a read from a FIFO), every process is killed and a new
+shell resumes where the last finished command left it.
+
+Every backend speaks this one protocol. What differs is how bytes reach the shell (a
+:class:`ShellChannel`: pipes to a local process, an exec over an engine's API) and where the
+command and output files live (a :class:`ControlFiles`: host folders, volumes on an engine).
 """
 
 from __future__ import annotations
 
-import os
 import secrets
-import select
-import shutil
-import subprocess
 import time
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Callable
+from typing import Callable, Protocol
 
 from .base import CommandResult
-from .output import read_capped
-from .proctree import descendants, kill_descendants
 
 TIMEOUT_EXIT_CODE = 124
 """The exit code reported for a command killed at its timeout, as GNU timeout does."""
@@ -48,13 +45,40 @@ __termrl_done() {
 }
 """
 
+_BUFFER_KEEP = 65536
+"""Bytes of the shell's own output kept while looking for a done line (commands' output goes to files)."""
 
-@dataclass
-class ShellProcess:
-    """A started shell: its process, and the host pid under which the sandbox's processes live."""
 
-    process: subprocess.Popen
-    tree_root: int
+class ShellChannel(Protocol):
+    """One running bash as the protocol sees it: bytes in, merged stdout and stderr out."""
+
+    def send(self, data: bytes) -> None:
+        """Write to the shell's stdin; ignored once the shell is gone."""
+
+    def receive(self, timeout_s: float) -> bytes | None:
+        """What the shell printed within timeout_s (b"" for nothing); None once its output has ended."""
+
+    def exit_code(self, wait_s: float) -> int | None:
+        """The shell's exit status, waiting up to wait_s for it to exit; None if it has not."""
+
+    def kill(self) -> None:
+        """Kill the shell and every process the agent started."""
+
+    def release(self) -> None:
+        """Free the channel's own pipes or connections; kills nothing."""
+
+
+class ControlFiles(Protocol):
+    """Where the shell's command files and output files live, seen from the harness."""
+
+    def write(self, name: str, text: str) -> None:
+        """Put a file the shell reads (a command, the init script, a setup script) in the control folder."""
+
+    def read_output(self, name: str, cap: int) -> tuple[str, bool]:
+        """A command's output file, head and tail within ``cap``; ("", False) if there is none to read."""
+
+    def discard(self, n: int) -> None:
+        """Drop command n-1's files, and anything the agent left at command n's output, before command n."""
 
 
 class PersistentShell:
@@ -62,101 +86,95 @@ class PersistentShell:
 
     def __init__(
         self,
-        spawn: Callable[[], ShellProcess],
-        ctl_host: Path,
+        open_channel: Callable[[], ShellChannel],
+        files: ControlFiles,
         ctl_inside: str,
-        io_host: Path,
         io_inside: str,
         workdir: str,
         output_cap: int,
         exit_grace_s: float = 2.0,
     ) -> None:
-        self._spawn = spawn
-        self._ctl_host = ctl_host
-        self._ctl_inside = ctl_inside
-        self._io_host = io_host
-        self._io_inside = io_inside
-        self._workdir = workdir
+        self._open_channel = open_channel
+        self.files = files
+        self._ctl_inside, self._io_inside = ctl_inside, io_inside
+        self.workdir = workdir
         self._cap = output_cap
         self._grace = exit_grace_s
         self._counter = 0
-        self._shell: ShellProcess | None = None
+        self._channel: ShellChannel | None = None
         self._buffer = b""
         self._token = ""
         self.restarts = 0
 
+    @property
+    def running(self) -> bool:
+        return self._channel is not None
+
     # -- lifecycle -------------------------------------------------------------------
     def start(self, restore: bool = False) -> None:
-        self._shell = self._spawn()
+        self._channel = self._open_channel()
         self._buffer = b""
         self._token = "__TERMRL_DONE_" + secrets.token_hex(8)
-        (self._ctl_host / "init.sh").write_text(INIT_SCRIPT)
+        self.files.write("init.sh", INIT_SCRIPT)
+        io = self._io_inside
         lines = [
-            f"__TERMRL_CTL={self._io_inside}; __TERMRL_TOKEN={self._token}",
+            f"__TERMRL_CTL={io}; __TERMRL_TOKEN={self._token}",
             f". {self._ctl_inside}/init.sh",
-            f"cd {self._workdir}",
+            f"cd {self.workdir}",
         ]
         if restore:
-            lines.append(f". {self._io_inside}/state.sh >/dev/null 2>&1")
-            lines.append(f'cd -- "$(cat {self._io_inside}/state.cwd 2>/dev/null || echo {self._workdir})" 2>/dev/null')
+            lines.append(f". {io}/state.sh >/dev/null 2>&1")
+            lines.append(f'cd -- "$(cat {io}/state.cwd 2>/dev/null || echo {self.workdir})" 2>/dev/null')
         lines.append("__termrl_done 0 0")
-        self._send("\n".join(lines) + "\n")
+        self._channel.send(("\n".join(lines) + "\n").encode())
         if self._wait_for(0, time.monotonic() + 30) is None:
-            raise RuntimeError("the sandbox shell did not start: " + self._buffer.decode(errors="replace")[-500:])
+            tail = self._buffer.decode(errors="replace")[-500:]
+            self.stop()
+            raise RuntimeError("the sandbox shell did not start: " + tail)
 
     def stop(self) -> None:
-        shell, self._shell = self._shell, None
-        if shell is None:
+        """Kill the shell and every process of the agent; the sandbox stays."""
+        channel, self._channel = self._channel, None
+        if channel is None:
             return
-        kill_descendants(shell.tree_root, spare=set())
         try:
-            shell.process.kill()
-        except ProcessLookupError:
-            pass
-        for stream in (shell.process.stdin, shell.process.stdout):
-            try:
-                stream.close()
-            except (OSError, AttributeError):
-                pass
-        try:
-            shell.process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            pass
+            channel.kill()
+        finally:
+            channel.release()
 
-    def live_pids(self) -> list[int]:
-        return descendants(self._shell.tree_root) if self._shell else []
+    def abandon(self) -> None:
+        """Let go of the shell without killing anything: its sandbox is about to be removed whole."""
+        channel, self._channel = self._channel, None
+        if channel is not None:
+            channel.release()
 
     # -- commands --------------------------------------------------------------------
     def run(self, command: str, timeout_s: float) -> CommandResult:
-        if self._shell is None:
+        if self._channel is None:
             self.start()
         self._counter += 1
         n = self._counter
-        cmd_path = self._ctl_host / f"cmd.{n}"
-        cmd_path.write_text(command if command.endswith("\n") else command + "\n")
-        os.chmod(cmd_path, 0o644)
-        self._remove_old_outputs(n)
+        self.files.discard(n)
+        self.files.write(f"cmd.{n}", command if command.endswith("\n") else command + "\n")
         started = time.monotonic()
-        ctl = self._ctl_inside
-        self._send(f"{{ . {ctl}/cmd.{n}; }} </dev/null >{self._io_inside}/out.{n} 2>&1; __termrl_done {n} $?\n")
+        cmd, out = f"{self._ctl_inside}/cmd.{n}", f"{self._io_inside}/out.{n}"
+        self._channel.send(f"{{ . {cmd}; }} </dev/null >{out} 2>&1; __termrl_done {n} $?\n".encode())
         rc = self._wait_for(n, started + timeout_s)
         timed_out = rc is None and time.monotonic() >= started + timeout_s
         restarted = False
         if rc is None:
-            # Timed out (the whole command must stop, not only its children), or the shell
-            # died (exit, exec) or is wedged in a builtin: resume in a new one.
+            # Timed out (the whole command must stop, not only its children: every process
+            # goes), or the shell died (exit, exec, killed) or is wedged in a builtin: resume
+            # in a new shell where the last finished command left it.
             if not timed_out:
-                try:
-                    rc = self._shell.process.wait(timeout=self._grace)
-                except subprocess.TimeoutExpired:
-                    rc = None
+                rc = self._channel.exit_code(wait_s=self._grace)
             self.stop()
             self.start(restore=True)
             self.restarts += 1
             restarted = True
         if timed_out:
             rc = TIMEOUT_EXIT_CODE
-        output, truncated = read_capped(str(self._io_host / f"out.{n}"), self._cap)
+        output, truncated = self.files.read_output(f"out.{n}", self._cap)
         return CommandResult(
             output=output,
             exit_code=rc,
@@ -167,16 +185,8 @@ class PersistentShell:
         )
 
     # -- internals -------------------------------------------------------------------
-    def _send(self, text: str) -> None:
-        try:
-            self._shell.process.stdin.write(text.encode())
-            self._shell.process.stdin.flush()
-        except (BrokenPipeError, OSError):
-            pass
-
     def _wait_for(self, n: int, deadline: float) -> int | None:
-        """Read the shell's stdout until the done line of command n; None if it never comes."""
-        stdout = self._shell.process.stdout
+        """Read the shell's output until the done line of command n; None if it never comes."""
         marker = f"{self._token} {n} ".encode()
         while True:
             index = self._buffer.find(marker)
@@ -192,19 +202,7 @@ class PersistentShell:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 return None
-            ready, _, _ = select.select([stdout], [], [], min(remaining, 0.5))
-            if not ready:
-                continue
-            chunk = os.read(stdout.fileno(), 65536)
-            if not chunk:
+            chunk = self._channel.receive(min(remaining, 0.5))
+            if chunk is None:
                 return None
-            self._buffer = (self._buffer + chunk)[-65536:]
-
-    def _remove_old_outputs(self, n: int) -> None:
-        for path in (self._ctl_host / f"cmd.{n - 1}", self._io_host / f"out.{n - 1}"):
-            try:
-                path.unlink()
-            except FileNotFoundError:
-                pass
-            except IsADirectoryError:
-                shutil.rmtree(path, ignore_errors=True)  # the agent made it a folder
+            self._buffer = (self._buffer + chunk)[-_BUFFER_KEEP:]
