@@ -30,7 +30,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import CORE, REPO, SMALL_TASKS, dedent, host_pids_appearing, host_pids_with, python_site_version, solution_of, module_tests, unique_sleep
+from conftest import CORE, REPO, SMALL_TASKS, host_pids_appearing, host_pids_with, module_tests, solution_of, unique_sleep
 
 from pytest_termrl.sandbox import SandboxSettings, TrustedMount
 from pytest_termrl.sandbox.shell import TIMEOUT_EXIT_CODE
@@ -305,32 +305,6 @@ def test_isolated_run_channels(backend, tmp_path):
     assert "1000" in run.log.split()
 
 
-def test_code_run_by_the_hidden_tests_cannot_reach_the_runner(backend):
-    """An agent's script that the hidden tests execute probes the runner's /proc entries."""
-    from test_verifier_hardening import PROBE, TBDL, _Idle
-
-    from pytest_termrl.episode import EpisodeSpec
-    from pytest_termrl.harness import Harness
-    from pytest_termrl.tasks.suite import load_suite
-
-    loaded = load_suite(TBDL / "contracts.jsonl").by_id("weblog_rollup")
-    harness = Harness(backend)
-    sandbox = harness.new_sandbox(loaded, "probe")
-    try:
-        assert sandbox.run(loaded.task.solution_text()).exit_code == 0
-        script = sandbox.home / "bin" / "rollup.sh"
-        script.write_text(PROBE)
-        os.chown(script, 1000, 1000)
-        outcome = harness.play(EpisodeSpec("t", loaded.task.id), loaded, sandbox, _Idle())
-    finally:
-        sandbox.close()
-    assert outcome.verdict is not None and outcome.verdict.error is None, outcome.verdict
-    messages = " ".join(o.message for o in outcome.verdict.outcomes)
-    assert "found-runner" in messages, messages
-    for escape in ("fd-listed", "mem-opened", "fd-written"):
-        assert escape not in messages
-
-
 def test_isolated_run_times_out_and_leaves_nothing(backend, tmp_path):
     home = tmp_path / "snap" / "home"
     home.mkdir(parents=True)
@@ -345,46 +319,6 @@ def test_isolated_run_times_out_and_leaves_nothing(backend, tmp_path):
 
 
 TASK = "log_error_counts"
-ANSWER = solution_of(TASK)
-PY_ANSWER = f"import subprocess; subprocess.run(['bash', '-c', {ANSWER!r}])"
-SITE = python_site_version()
-ATTACKS = {
-    "conftest_in_home": dedent(
-        f"""
-        cat > ~/conftest.py <<'EOF'
-        {PY_ANSWER}
-        import pytest
-        @pytest.hookimpl(hookwrapper=True)
-        def pytest_runtest_makereport(item, call):
-            outcome = yield
-            outcome.get_result().outcome = "passed"
-        EOF
-        mkdir -p ~/tests && cp ~/conftest.py ~/tests/conftest.py
-        """
-    ),
-    "sitecustomize_and_pth": dedent(
-        f"""
-        cat > ~/sitecustomize.py <<'EOF'
-        {PY_ANSWER}
-        EOF
-        cp ~/sitecustomize.py ~/usercustomize.py; cp ~/sitecustomize.py ~/evil.pth
-        mkdir -p ~/.local/lib/{SITE}/site-packages ~/pytest
-        cp ~/sitecustomize.py ~/usercustomize.py ~/evil.pth ~/.local/lib/{SITE}/site-packages/
-        cp ~/sitecustomize.py ~/pytest/__init__.py
-        """
-    ),
-    "fake_output_and_results": dedent(
-        """
-        echo '============================= 5 passed in 0.02s =============================='
-        printf '{"body": "{\\"outcomes\\": {}}", "mac": "00"}\\n'
-        echo 1 > ~/reward.txt; echo '{"exit_code": 0}' > ~/results.json
-        printf '{"body": "{\\"exit_code\\": 0}", "mac": "%064d"}\\n' 0 > ~/payload.json
-        """
-    ),
-    "background_killer": "setsid nohup sh -c 'while :; do pkill -9 -f python; sleep 0.1; done' >/dev/null 2>&1 < /dev/null &\n",
-}
-
-
 @pytest.fixture(scope="module")
 def suite(engine_check):
     require_engine(engine_check)
@@ -407,34 +341,13 @@ def play(backend, suite, agent, script: str | None = None, task_id: str = TASK, 
         sandbox.close()
 
 
-@pytest.mark.parametrize("attack", sorted(ATTACKS))
-def test_attack_does_not_turn_a_failing_task_into_a_pass(backend, suite, attack):
-    from pytest_termrl.agents.builtin import ScriptAgent
+# tests/test_verifier.py and tests/test_verifier_hardening.py, collected again: their
+# ``backend`` and ``suite`` are this module's.
+import test_verifier  # noqa: E402
+import test_verifier_hardening  # noqa: E402
 
-    outcome = play(backend, suite, ScriptAgent(), ATTACKS[attack])
-    assert outcome.commands and outcome.commands[0].exit_code == 0, outcome.commands and outcome.commands[0].output
-    verdict = outcome.verdict
-    assert not outcome.safe_success and outcome.harness_error is None
-    assert verdict is not None and verdict.error is None, verdict and verdict.error
-    assert [o.nodeid for o in verdict.outcomes] == list(suite.by_id(TASK).contract.tests)
-    assert verdict.passed < verdict.total
-
-
-def test_attack_payloads_are_live(backend, suite):
-    from pytest_termrl.agents.builtin import ScriptAgent
-
-    # Run by hand, the planted code does solve the task: the attacks above are real.
-    trigger = "python3 ~/sitecustomize.py\n"
-    assert play(backend, suite, ScriptAgent(), ATTACKS["sitecustomize_and_pth"] + trigger).safe_success
-    # And with the answer written, a background killer left behind does not stop the verifier.
-    assert play(backend, suite, ScriptAgent(), ATTACKS["background_killer"] + ANSWER).safe_success
-
-
-def test_hidden_tests_are_not_in_the_agents_container(backend, suite):
-    from pytest_termrl.agents.builtin import ScriptAgent
-
-    outcome = play(backend, suite, ScriptAgent(), "ls /opt/termrl/tests 2>&1; find / -name 'test_outputs.py' 2>/dev/null | head -3")
-    assert "test_outputs.py" not in outcome.commands[0].output and "No such file" in outcome.commands[0].output
+globals().update(module_tests(test_verifier))
+globals().update(module_tests(test_verifier_hardening))
 
 
 # -- same verdicts as bwrap ----------------------------------------------------------------------

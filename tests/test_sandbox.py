@@ -11,10 +11,16 @@ from pathlib import Path
 
 import pytest
 
+from conftest import CORE
+
+from pytest_termrl.agents.builtin import OracleAgent
 from pytest_termrl.sandbox import SandboxSettings
+from pytest_termrl.sandbox import bwrap as bwrap_mod
+from pytest_termrl.sandbox import limits as limits_mod
 from pytest_termrl.sandbox.bwrap import BwrapBackend
 from pytest_termrl.sandbox.limits import ResourceLimits
-from pytest_termrl.sandbox import limits as limits_mod
+from pytest_termrl.tasks.suite import load_suite
+from pytest_termrl.verifier.verify import run_hidden_tests
 
 MiB = 1024**2
 
@@ -91,6 +97,29 @@ def test_cleanup_removes_groups_of_dead_runs(fake_cgroup_root):
     removed = backend.cleanup_stale()
     assert str(stale) in removed and not stale.exists()
     assert not (fake_cgroup_root / "memory" / "termrl" / stale.name).exists()
+
+
+def test_concurrent_cleanup_does_not_break_a_running_verifier(fake_cgroup_root, monkeypatch):
+    # Another run starting up (a second xdist worker, a second pytest) cleans stale cgroups
+    # of the same workroot while this run's verifier is starting: it must not remove them.
+    from test_verifier import play
+
+    suite = load_suite(CORE / "contracts.jsonl")
+    backend = BwrapBackend(SandboxSettings(command_timeout_s=20))
+    original_setup = bwrap_mod.ResourceLimits.setup
+
+    def setup_then_other_run_starts(self):
+        original_setup(self)
+        BwrapBackend(SandboxSettings(), backend.workroot).cleanup_stale()
+
+    outcome, sandbox, loaded = play(backend, suite, OracleAgent(), keep_open=True)
+    try:
+        monkeypatch.setattr(bwrap_mod.ResourceLimits, "setup", setup_then_other_run_starts)
+        verdict = run_hidden_tests(backend, sandbox, loaded.task, loaded.contract.tests, 20)
+        assert verdict.error is None, verdict.error
+        assert verdict.complete
+    finally:
+        sandbox.close()
 
 
 # -- the harness's control folder ------------------------------------------------------------

@@ -3,6 +3,9 @@
 Each attack is played by the script agent on a real core task the noop agent fails. Every
 attack that plants code also carries the task's real answer, produced only if the planted
 code ever runs inside the verifier: a pass would mean the attack worked.
+
+Collected here for bwrap, and again by tests/test_docker_backend.py, whose ``backend`` is
+a docker backend: every backend's verifier must hold against the same attacks.
 """
 
 from __future__ import annotations
@@ -20,7 +23,6 @@ from pytest_termrl.agents.builtin import NoopAgent, OracleAgent, ScriptAgent
 from pytest_termrl.episode import EpisodeSettings, EpisodeSpec
 from pytest_termrl.harness import Harness
 from pytest_termrl.sandbox import SandboxSettings
-from pytest_termrl.sandbox import bwrap as bwrap_mod
 from pytest_termrl.sandbox.bwrap import BwrapBackend
 from pytest_termrl.tasks.suite import load_suite
 from pytest_termrl.verifier.verify import _authenticated_body, run_hidden_tests
@@ -246,7 +248,7 @@ def test_forged_payload_is_rejected_end_to_end(backend, suite, monkeypatch):
     # the verdict is a harness error, never a pass.
     outcome, sandbox, loaded = play(backend, suite, OracleAgent(), keep_open=True)
     try:
-        original = BwrapBackend.run_isolated
+        original = type(backend).run_isolated
 
         def forging(self, home, argv, mounts, secret, timeout_s, cwd="/home/user"):
             run = original(self, home, argv, mounts, secret, timeout_s, cwd)
@@ -254,37 +256,9 @@ def test_forged_payload_is_rejected_end_to_end(backend, suite, monkeypatch):
             forged = _payload(json.loads(envelope["body"]), b"not the key")
             return type(run)(run.returncode, forged, run.log, run.timed_out)
 
-        monkeypatch.setattr(BwrapBackend, "run_isolated", forging)
+        monkeypatch.setattr(type(backend), "run_isolated", forging)
         verdict = run_hidden_tests(backend, sandbox, loaded.task, loaded.contract.tests, 20)
         assert verdict.error is not None and "no authenticated result" in verdict.error
         assert not verdict.complete
-    finally:
-        sandbox.close()
-
-
-def test_concurrent_cleanup_does_not_break_a_running_verifier(backend, suite, monkeypatch, tmp_path):
-    # Another run starting up (a second xdist worker, a second pytest) cleans stale cgroups
-    # of the same workroot while this run's verifier is starting: it must not remove them.
-    # (A stand-in cgroup tree keeps this cleanup away from other runs' real groups.)
-    from pytest_termrl.sandbox import limits as limits_mod
-
-    root = tmp_path / "cgroup"
-    for controller in ("memory", "pids", "cpu"):
-        (root / controller).mkdir(parents=True)
-        (root / controller / "cgroup.procs").write_text("")
-    monkeypatch.setattr(limits_mod, "_V1_ROOT", root)
-    monkeypatch.setattr(limits_mod, "time", type("T", (), {"sleep": staticmethod(lambda s: None)}))
-    original_setup = bwrap_mod.ResourceLimits.setup
-
-    def setup_then_other_run_starts(self):
-        original_setup(self)
-        BwrapBackend(SandboxSettings(), backend.workroot).cleanup_stale()
-
-    outcome, sandbox, loaded = play(backend, suite, OracleAgent(), keep_open=True)
-    try:
-        monkeypatch.setattr(bwrap_mod.ResourceLimits, "setup", setup_then_other_run_starts)
-        verdict = run_hidden_tests(backend, sandbox, loaded.task, loaded.contract.tests, 20)
-        assert verdict.error is None, verdict.error
-        assert verdict.complete
     finally:
         sandbox.close()

@@ -1,9 +1,14 @@
-"""Code that the hidden tests run as the agent's uid cannot reach the verifier's key or channel."""
+"""Code that the hidden tests run as the agent's uid cannot reach the verifier's key or channel.
+
+Collected here for bwrap and again by tests/test_docker_backend.py with its ``backend``.
+"""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
+
+import pytest
 
 from pytest_termrl.agents.builtin import OracleAgent
 from pytest_termrl.episode import EpisodeSpec
@@ -30,10 +35,15 @@ echo fsmonitor-ran >> /home/user/probe.log
 """
 
 
-def test_a_script_run_by_the_hidden_tests_cannot_reach_the_runner():
+@pytest.fixture(scope="module")
+def backend():
+    return make_backend("bwrap", SandboxSettings(), None)
+
+
+def test_a_script_run_by_the_hidden_tests_cannot_reach_the_runner(backend):
     suite = load_suite(TBDL / "contracts.jsonl")
     loaded = suite.by_id("weblog_rollup")
-    harness = Harness(make_backend("bwrap", SandboxSettings(), None))
+    harness = Harness(backend)
     sandbox = harness.new_sandbox(loaded, "probe")
     try:
         assert sandbox.run(loaded.task.solution_text()).exit_code == 0
@@ -52,12 +62,11 @@ def test_a_script_run_by_the_hidden_tests_cannot_reach_the_runner():
     assert not outcome.verdict.complete
 
 
-def test_git_settings_of_the_agents_repository_run_no_code_in_the_verifier(tmp_path):
+def test_git_settings_of_the_agents_repository_run_no_code_in_the_verifier(backend, tmp_path):
     from pytest_termrl.tasks.suite import load_suite as load
 
     core = load(Path(__file__).resolve().parents[1] / "task_suites" / "core" / "contracts.jsonl")
     loaded = core.by_id("git_commit_configs")
-    backend = make_backend("bwrap", SandboxSettings(), None)
     harness = Harness(backend)
     sandbox = harness.new_sandbox(loaded, "fsmonitor")
     try:
