@@ -201,4 +201,3 @@ def module_tests(module, prefix: str = "test_") -> dict:
     """A test module's test functions under ``prefix``, to collect again in a module whose
     fixtures (``make_sandbox``) make another backend's sandboxes."""
     return {prefix + name[len("test_"):]: test for name, test in vars(module).items() if name.startswith("test_") and callable(test)}
-

@@ -8,6 +8,7 @@ tests/test_docker_backend.py, whose ``make_sandbox`` makes docker sandboxes.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import socket
 import threading
@@ -16,9 +17,11 @@ from pathlib import Path
 
 import pytest
 
-from conftest import host_pids_appearing, host_pids_with, unique_sleep
+from conftest import CORE, host_pids_appearing, host_pids_with, unique_sleep
 
+from pytest_termrl.errors import SandboxError
 from pytest_termrl.sandbox.shell import TIMEOUT_EXIT_CODE
+from pytest_termrl.tasks.suite import load_suite
 
 MiB = 1024**2
 
@@ -198,3 +201,17 @@ def test_snapshot_copies_without_following_links(make_sandbox, tmp_path):
     assert (snap / "pipe").is_fifo()
     assert (snap / "d" / "f").stat().st_mode & 0o777 == 0o640
     assert (snap / "d" / "f").stat().st_uid == 1000
+
+
+def test_setup_script_runs_as_the_agent_byte_for_byte(make_sandbox, tmp_path):
+    task = load_suite(CORE / "contracts.jsonl").by_id("log_error_counts").task
+    script = tmp_path / "setup.sh"
+    script.write_bytes(b"cat > raw.bin <<'EOF'\n\xff\xfe latin-1 \xe9\nEOF\nid -u > who.txt\n")
+    sandbox = make_sandbox("setup")
+    sandbox.prepare(dataclasses.replace(task, setup_script=script, environment_dir=None))
+    assert (sandbox.home / "raw.bin").read_bytes() == b"\xff\xfe latin-1 \xe9\n"
+    assert (sandbox.home / "who.txt").read_text() == "1000\n"
+    # A failing setup is the task's error, naming the script and showing its output.
+    script.write_text("echo broken-setup; exit 3\n")
+    with pytest.raises(SandboxError, match=r"setup\.sh failed \(exit 3\).*broken-setup"):
+        make_sandbox("setup-fails").prepare(dataclasses.replace(task, setup_script=script, environment_dir=None))

@@ -268,4 +268,3 @@ def test_shell_and_verifier_wait_on_descriptors_above_1023(make_sandbox, tmp_pat
         for fd in held:
             os.close(fd)
         resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
-

@@ -98,7 +98,7 @@ class Sandbox(ABC):
         """Run the task's setup script in the agent's shell; a failure is the task's, with its output."""
         if task.setup_script is None:
             return
-        files.write("setup.sh", task.setup_script.read_text())
+        files.write("setup.sh", task.setup_script.read_text(errors="surrogateescape"))  # byte for byte
         result = self.run(f"bash {ctl_inside}/setup.sh", timeout_s=self.settings.setup_timeout_s)
         if result.exit_code != 0:
             raise SandboxError(

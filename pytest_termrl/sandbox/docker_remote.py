@@ -75,7 +75,7 @@ class RemoteControlFiles:
     def write(self, name: str, text: str) -> None:
         stale, self._stale = self._stale, {}
         container = self._sandbox.container or self._sandbox.ensure_container()
-        if self._sandbox.execs_are_cheap and len(text) <= MAX_ARGUMENT_CHARS and "\0" not in text:
+        if self._sandbox.execs_are_cheap and _fits_an_argument(text):
             paths = [f"{folder}/{each}" for folder, names in stale.items() for each in names]
             try:
                 result = container.exec_run(["sh", "-c", WRITE_SCRIPT, "termrl-write", text, f"{IN_INSIDE}/{name}", *paths], user="0:0")
@@ -351,6 +351,18 @@ def _put(container, inside: str, archive: bytes) -> None:
         raise SandboxError(f"copying into {inside} of {container.name} failed: {exc}") from exc
     if not accepted:
         raise SandboxError(f"the engine refused a copy into {inside} of {container.name}")
+
+
+def _fits_an_argument(text: str) -> bool:
+    """Whether text survives as an exec argument: JSON over the API carries only valid UTF-8
+    (bytes that are not arrive here as surrogates), and the kernel takes no NUL."""
+    if len(text) > MAX_ARGUMENT_CHARS or "\0" in text:
+        return False
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _files_archive(files: dict[str, str], uid: int, gid: int) -> bytes:
