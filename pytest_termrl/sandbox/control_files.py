@@ -48,6 +48,7 @@ class HostControlFiles:
     def read_output(self, name: str, cap: int) -> tuple[str, bool]:
         return read_capped(str(self.io_host / name), cap)
 
-    def discard(self, n: int) -> None:
+    def discard(self, n: int) -> str:
         for folder, name in ((self.ctl_host, f"cmd.{n - 1}"), (self.io_host, f"out.{n - 1}"), (self.io_host, f"out.{n}")):
             remove_entry(folder / name)
+        return ""

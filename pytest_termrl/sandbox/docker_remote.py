@@ -60,34 +60,46 @@ class RemoteControlFiles:
     command's files on the way); its output comes back with the home in one archive
     (:meth:`RemoteDockerSandbox.fetch`). Both fall back to the archive API, which needs no
     process in the container (a full process table, an image without ``tar``, or ssh, where
-    every exec costs a new channel); there the previous command's files are overwritten by
-    empty ones, since the engine replaces whatever an archive's entry lands on.
+    every exec costs a new channel). There the previous command file is overwritten by an
+    empty one in the same upload as the next, and the output folder is cleared by the
+    agent's own shell (an ``rm`` before the redirection): a second upload per command would
+    cost a round trip.
     """
 
     def __init__(self, sandbox: "RemoteDockerSandbox") -> None:
         self._sandbox = sandbox
-        self._stale: dict[str, list[str]] = {}
+        self._previous_command: str | None = None
+        self._stale_outputs: list[str] = []
+        """Output files the harness clears itself, in the exec that writes the next command."""
 
-    def discard(self, n: int) -> None:
-        if n > 1:
-            self._stale = {IN_INSIDE: [f"cmd.{n - 1}"], OUT_INSIDE: [f"out.{n - 1}", f"out.{n}"]}
+    def discard(self, n: int) -> str:
+        if n <= 1:
+            return ""
+        self._previous_command = f"cmd.{n - 1}"
+        outputs = [f"out.{n - 1}", f"out.{n}"]
+        if self._sandbox.execs_are_cheap:
+            self._stale_outputs = outputs
+            return ""
+        self._stale_outputs = []
+        return "rm -rf -- " + " ".join(f"{OUT_INSIDE}/{name}" for name in outputs) + " 2>/dev/null; "
 
     def write(self, name: str, text: str) -> None:
-        stale, self._stale = self._stale, {}
+        previous, self._previous_command = self._previous_command, None
+        outputs, self._stale_outputs = self._stale_outputs, []
         container = self._sandbox.container or self._sandbox.ensure_container()
         if self._sandbox.execs_are_cheap and _fits_an_argument(text):
-            paths = [f"{folder}/{each}" for folder, names in stale.items() for each in names]
+            stale = [f"{IN_INSIDE}/{previous}"] * bool(previous) + [f"{OUT_INSIDE}/{each}" for each in outputs]
             try:
-                result = container.exec_run(["sh", "-c", WRITE_SCRIPT, "termrl-write", text, f"{IN_INSIDE}/{name}", *paths], user="0:0")
+                result = container.exec_run(["sh", "-c", WRITE_SCRIPT, "termrl-write", text, f"{IN_INSIDE}/{name}", *stale], user="0:0")
                 if result.exit_code == 0:
                     return
             except Exception:  # noqa: BLE001 - the archive API below needs no process in the container
                 pass
-        emptied = dict.fromkeys(stale.get(IN_INSIDE, []), "")
+        emptied = {previous: ""} if previous else {}
         _put(container, IN_INSIDE, _files_archive({**emptied, name: text}, 0, 0))
-        if stale.get(OUT_INSIDE):
+        if outputs:  # the exec that was to clear them could not run: rare
             s = self._sandbox.settings
-            _put(container, OUT_INSIDE, _files_archive(dict.fromkeys(stale[OUT_INSIDE], ""), s.agent_uid, s.agent_gid))
+            _put(container, OUT_INSIDE, _files_archive(dict.fromkeys(outputs, ""), s.agent_uid, s.agent_gid))
 
     def read_output(self, name: str, cap: int) -> tuple[str, bool]:
         return self._sandbox.fetch(name, cap)

@@ -77,8 +77,12 @@ class ControlFiles(Protocol):
     def read_output(self, name: str, cap: int) -> tuple[str, bool]:
         """A command's output file, head and tail within ``cap``; ("", False) if there is none to read."""
 
-    def discard(self, n: int) -> None:
-        """Drop command n-1's files, and anything the agent left at command n's output, before command n."""
+    def discard(self, n: int) -> str:
+        """Drop command n-1's files, and anything the agent left at command n's output, before command n.
+
+        Returns shell code to run before command n's redirection for what cannot be dropped
+        from outside at no cost ("" when all is done), so that no extra round trip is needed.
+        """
 
 
 class PersistentShell:
@@ -154,11 +158,11 @@ class PersistentShell:
             self.start()
         self._counter += 1
         n = self._counter
-        self.files.discard(n)
+        clear_first = self.files.discard(n)
         self.files.write(f"cmd.{n}", command if command.endswith("\n") else command + "\n")
         started = time.monotonic()
         cmd, out = f"{self._ctl_inside}/cmd.{n}", f"{self._io_inside}/out.{n}"
-        self._channel.send(f"{{ . {cmd}; }} </dev/null >{out} 2>&1; __termrl_done {n} $?\n".encode())
+        self._channel.send(f"{clear_first}{{ . {cmd}; }} </dev/null >{out} 2>&1; __termrl_done {n} $?\n".encode())
         rc = self._wait_for(n, started + timeout_s)
         timed_out = rc is None and time.monotonic() >= started + timeout_s
         restarted = False
