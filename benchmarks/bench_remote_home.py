@@ -51,7 +51,7 @@ def main(argv: list[str] | None = None) -> int:
                 sandbox.close()
             print(f"{label:24}  {statistics.median(commands) * 1000:15.0f}  {statistics.median(manifests) * 1000:19.0f}")
     finally:
-        backend.close_all()
+        backend.close()
     return 0
 
 

@@ -25,7 +25,7 @@ from .control_files import HostControlFiles
 from .hostfs import chown_tree, copy_tree, pid_alive, snapshot_home
 from .limits import ResourceLimits, remove_stale_cgroups
 from .polling import readable
-from .proctree import kill_descendants
+from .proctree import kill_process_tree
 from .shell import PersistentShell
 
 HOME_INSIDE = "/home/user"
@@ -232,12 +232,7 @@ def _collect(process: subprocess.Popen, result_fd: int, timeout_s: float) -> tup
                     streams[fd] += chunk
             else:
                 open_fds.discard(fd)
-    kill_descendants(process.pid, spare=set())
-    try:
-        process.kill()
-    except ProcessLookupError:
-        pass
-    process.wait()
+    kill_process_tree(process)
     log = bytes(streams[log_fd])
     os.close(result_fd)
     process.stdout.close()
@@ -270,15 +265,7 @@ class ProcessChannel:
             return None
 
     def kill(self) -> None:
-        kill_descendants(self.process.pid, spare=set())
-        try:
-            self.process.kill()
-        except ProcessLookupError:
-            pass
-        try:
-            self.process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            pass
+        kill_process_tree(self.process)
 
     def release(self) -> None:
         for stream in (self.process.stdin, self.process.stdout):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
 import time
 
 
@@ -56,3 +57,16 @@ def kill_descendants(root_pid: int, spare: set[int], rounds: int = 20) -> int:
         killed += len(victims)
         time.sleep(0.02)
     return killed
+
+
+def kill_process_tree(process: subprocess.Popen, wait_s: float = 10.0) -> None:
+    """SIGKILL a process started here and everything under it, then reap it."""
+    kill_descendants(process.pid, spare=set())
+    try:
+        process.kill()
+    except ProcessLookupError:
+        pass
+    try:
+        process.wait(timeout=wait_s)
+    except subprocess.TimeoutExpired:
+        pass
