@@ -1,8 +1,12 @@
-"""Shared helpers for the plugin's own tests: small suites, sandboxes, host process checks.
+"""Shared helpers for the plugin's own tests: small suites, sandboxes, the backends they run on.
 
 Suites for pytester runs are built from real tasks of task_suites/core (copied, with their
 frozen contract lines) or from tiny native tasks written here and frozen with
-``--termrl-freeze``. Sandboxes are real bubblewrap sandboxes in the default workroot.
+``--termrl-freeze``. Sandboxes (``make_sandbox``) are real bubblewrap sandboxes in the default
+workroot, except in the tests of the shipped conformance suite (pytest_termrl.sandbox.conformance,
+collected by tests/test_isolation.py, test_shell.py, test_verifier.py and
+test_verifier_hardening.py), which run for every backend: bwrap, docker on a local engine, docker
+as on a remote one, and for the shell also docker with every transfer by the archive API.
 """
 
 from __future__ import annotations
@@ -12,14 +16,15 @@ collect_ignore = ["data"]
 
 import json
 import os
-import secrets
 import shutil
-import sys
-import textwrap
-import time
 from pathlib import Path
 
 import pytest
+
+from pytest_termrl.sandbox.conformance.fixtures import make_sandbox  # noqa: F401  (fixture)
+from pytest_termrl.sandbox.conformance.host import host_pids_appearing, host_pids_with, unique_sleep  # noqa: F401
+from pytest_termrl.sandbox.conformance.scripts import dedent  # noqa: F401
+from pytest_termrl.sandbox.conformance.tasks import solution_of  # noqa: F401
 
 REPO = Path(__file__).resolve().parents[1]
 CORE = REPO / "task_suites" / "core"
@@ -105,10 +110,6 @@ def predictions_file(path: Path, scripts: dict[str, str]) -> Path:
     return path
 
 
-def solution_of(task_id: str) -> str:
-    return (CORE / task_id / "solution.sh").read_text()
-
-
 # -- pytester ------------------------------------------------------------------------
 class TermrlPytester:
     """pytester plus the run folder, so every inner run writes inside pytester.path."""
@@ -134,70 +135,86 @@ def tp(pytester: pytest.Pytester) -> TermrlPytester:
     return TermrlPytester(pytester)
 
 
-# -- sandboxes -----------------------------------------------------------------------
-@pytest.fixture
-def make_sandbox():
-    """Make real bwrap sandboxes (default workroot); every one is closed at teardown."""
-    from pytest_termrl.sandbox import SandboxSettings
-    from pytest_termrl.sandbox.bwrap import BwrapBackend
-
-    made = []
-
-    def _make(label: str = "test", **settings):
-        settings.setdefault("command_timeout_s", 10.0)
-        backend = BwrapBackend(SandboxSettings(**settings))
-        sandbox = backend.create(label)
-        made.append(sandbox)
-        return sandbox
-
-    yield _make
-    for sandbox in made:
-        sandbox.close()
+# -- sandboxes and the backends they run on -------------------------------------------
+CONFORMANCE = "pytest_termrl.sandbox.conformance"
+CONFORMANCE_BACKENDS = ["bwrap", "docker-local", pytest.param("docker-remote", marks=pytest.mark.slow)]
+"""Every conformance test runs for each: docker-remote is ``local=False`` (home, commands and
+outputs in volumes, nothing bind-mounted, everything through the API), what a ``DOCKER_HOST``
+on another machine gets."""
+SHELL_BACKENDS = [pytest.param("docker-archive", marks=pytest.mark.slow)]
+"""And the shell's tests once more: remote, with every transfer by the archive API, as over ssh."""
+DOCKER_IMAGE = os.environ.get("TERMRL_DOCKER_IMAGE", "termrl-base:1")
 
 
-def unique_sleep() -> str:
-    """A sleep duration no other process on the host uses, to find it in /proc."""
-    return f"9{secrets.randbelow(10**8):08d}"
+def pytest_generate_tests(metafunc):
+    module = metafunc.function.__module__
+    if module.startswith(CONFORMANCE + ".") and "termrl_backend_factory" in metafunc.fixturenames:
+        kinds = CONFORMANCE_BACKENDS + SHELL_BACKENDS * (module == f"{CONFORMANCE}.test_shell")
+        metafunc.parametrize("termrl_backend_factory", kinds, indirect=True, scope="module")
 
 
-def host_pids_with(marker: str) -> list[int]:
-    """Host pids whose command line holds ``marker`` (the test process itself excluded)."""
-    found = []
-    me = os.getpid()
-    needle = marker.encode()
-    for name in os.listdir("/proc"):
-        if not name.isdigit() or int(name) == me:
-            continue
-        try:
-            with open(f"/proc/{name}/cmdline", "rb") as handle:
-                cmdline = handle.read()
-        except OSError:
-            continue
-        if needle in cmdline.replace(b"\0", b" "):
-            found.append(int(name))
-    return found
+@pytest.fixture(scope="module")
+def termrl_backend_factory(request):
+    """Makes the backends of ``make_sandbox`` (and the conformance suite's ``backend``): bwrap,
+    or the backend a test of the conformance suite is parametrised with."""
+    return backend_factory(getattr(request, "param", "bwrap"))
 
 
-def host_pids_appearing(marker: str, count: int = 1, timeout_s: float = 10.0) -> list[int]:
-    """Host pids with ``marker``, waiting for at least ``count`` of them: a command that starts a
-    background job returns before that job's ``exec`` has shown the marker in its command line."""
-    deadline = time.monotonic() + timeout_s
-    while True:
-        found = host_pids_with(marker)
-        if len(found) >= count or time.monotonic() > deadline:
-            return found
-        time.sleep(0.05)
+def backend_factory(kind: str):
+    """A callable from SandboxSettings to a new backend of ``kind``: bwrap, or docker-local,
+    docker-remote, docker-archive (skips, or fails in CI, when the engine is unusable)."""
+    if kind == "bwrap":
+        from pytest_termrl.sandbox.bwrap import BwrapBackend
+
+        return BwrapBackend
+    require_engine(engine_problem())
+    from pytest_termrl.sandbox.docker import DockerBackend
+
+    mode = kind.removeprefix("docker-")
+    assert mode in ("local", "remote", "archive"), kind
+
+    def make(settings):
+        backend = DockerBackend(settings, local=mode == "local")
+        if mode == "archive":
+            create = backend.create
+
+            def create_archive_only(label: str):
+                sandbox = create(label)
+                sandbox.execs_are_cheap = False
+                return sandbox
+
+            backend.create = create_archive_only
+        return backend
+
+    return make
 
 
-def python_site_version() -> str:
-    return f"python{sys.version_info.major}.{sys.version_info.minor}"
+def engine_problem() -> str | None:
+    """Why the docker backend cannot run here, or None."""
+    try:
+        import docker
+    except ImportError:
+        return "the Docker SDK is not installed (pip install 'pytest-termrl[docker]')"
+    try:
+        client = docker.from_env()
+        client.ping()
+    except Exception as exc:  # noqa: BLE001
+        return f"no Docker engine answers ({type(exc).__name__}: {exc}); run .ci/docker-setup.sh"
+    try:
+        client.images.get(DOCKER_IMAGE)
+    except docker.errors.ImageNotFound:
+        return f"the base image {DOCKER_IMAGE} is missing; run .ci/docker-setup.sh or python -m pytest_termrl.sandbox.image build"
+    finally:
+        client.close()
+    if os.geteuid() != 0:
+        return "the docker backend's tests run as root (the backend owns the agent's files as uid 1000)"
+    return None
 
 
-def dedent(text: str) -> str:
-    return textwrap.dedent(text).lstrip("\n")
-
-
-def module_tests(module, prefix: str = "test_") -> dict:
-    """A test module's test functions under ``prefix``, to collect again in a module whose
-    fixtures (``make_sandbox``) make another backend's sandboxes."""
-    return {prefix + name[len("test_"):]: test for name, test in vars(module).items() if name.startswith("test_") and callable(test)}
+def require_engine(problem: str | None) -> None:
+    """Skip (developer machine) or fail (CI=true) when the docker engine is unusable."""
+    if problem is None:
+        return
+    if os.environ.get("CI", "").strip().lower() in ("true", "1", "yes"):
+        pytest.fail(f"CI requires the docker backend: {problem}", pytrace=False)
+    pytest.skip(f"docker backend unavailable: {problem}")

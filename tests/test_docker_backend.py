@@ -1,15 +1,18 @@
 """The docker backend against a real engine: the same sandbox the bwrap backend gives.
 
-Isolation (network, uid, read-only system, limits), the persistent shell's semantics,
-processes gone at the end, the verifier's unforgeable channel, cleanup of killed runs,
-task images, and the same per-episode verdicts as bwrap on real core tasks.
+The container's own isolation (uid, capabilities, the limits in the engine's config), the
+in-container killer, what close removes from the engine, the verifier's channels, cleanup of
+killed runs, remote engines, task images, and the same per-episode verdicts as bwrap on real
+core tasks.
 
-The backend-neutral tests (tests/test_isolation.py, tests/test_shell.py) are collected again
-here. Every sandbox and verifier test runs twice: against the engine as a local one (the home
-bind-mounted from this machine) and as a remote one (``local=False``: home, commands and
+What every backend holds (isolation, the shell, the verifier) is the shipped conformance
+suite, pytest_termrl.sandbox.conformance, which tests/test_isolation.py, test_shell.py,
+test_verifier.py and test_verifier_hardening.py run for docker too. Here: what only the docker
+backend has. Every sandbox and verifier test runs twice: against the engine as a local one (the
+home bind-mounted from this machine) and as a remote one (``local=False``: home, commands and
 outputs in volumes, nothing bind-mounted, everything through the API), which is what a
-``DOCKER_HOST`` on another machine gets. The shell's tests run a third time with every
-transfer by the archive API, as over ssh. ``test_remote_engine_over_tcp`` and
+``DOCKER_HOST`` on another machine gets. The shell's test runs a third time with every transfer
+by the archive API, as over ssh. ``test_remote_engine_over_tcp`` and
 ``test_remote_engine_over_ssh`` also reach the engine through such a ``DOCKER_HOST``.
 
 Without an engine (or without the base image, or not as root) the whole module skips on a
@@ -30,36 +33,15 @@ from pathlib import Path
 
 import pytest
 
-from conftest import CORE, REPO, SMALL_TASKS, host_pids_appearing, host_pids_with, module_tests, solution_of, unique_sleep
+from conftest import CORE, DOCKER_IMAGE, REPO, SMALL_TASKS, backend_factory, engine_problem, require_engine
+from conftest import host_pids_appearing, host_pids_with, solution_of, unique_sleep
 
 from pytest_termrl.sandbox import SandboxSettings, TrustedMount
+from pytest_termrl.sandbox.conformance.fixtures import backend, make_sandbox  # noqa: F401  (fixtures)
 from pytest_termrl.sandbox.shell import TIMEOUT_EXIT_CODE
 from pytest_termrl.verifier.verify import trusted_toolchain
 
 MiB = 1024**2
-IMAGE = os.environ.get("TERMRL_DOCKER_IMAGE", "termrl-base:1")
-
-
-def engine_problem() -> str | None:
-    """Why the docker backend cannot run here, or None."""
-    try:
-        import docker
-    except ImportError:
-        return "the Docker SDK is not installed (pip install 'pytest-termrl[docker]')"
-    try:
-        client = docker.from_env()
-        client.ping()
-    except Exception as exc:  # noqa: BLE001
-        return f"no Docker engine answers ({type(exc).__name__}: {exc}); run .ci/docker-setup.sh"
-    try:
-        client.images.get(IMAGE)
-    except docker.errors.ImageNotFound:
-        return f"the base image {IMAGE} is missing; run .ci/docker-setup.sh or python -m pytest_termrl.sandbox.image build"
-    finally:
-        client.close()
-    if os.geteuid() != 0:
-        return "the docker backend's tests run as root (the backend owns the agent's files as uid 1000)"
-    return None
 
 
 ENGINE_FREE = {"test_apt_mirror_is_read_from_the_apt_sources", "test_base_images_of_a_dockerfile"}
@@ -69,14 +51,6 @@ ENGINE_FREE = {"test_apt_mirror_is_read_from_the_apt_sources", "test_base_images
 @pytest.fixture(scope="module")
 def engine_check() -> str | None:
     return engine_problem()
-
-
-def require_engine(problem: str | None) -> None:
-    if problem is None:
-        return
-    if os.environ.get("CI", "").strip().lower() in ("true", "1", "yes"):
-        pytest.fail(f"CI requires the docker backend: {problem}", pytrace=False)
-    pytest.skip(f"docker backend unavailable: {problem}")
 
 
 @pytest.fixture(autouse=True)
@@ -104,33 +78,11 @@ def engine_mode(request) -> str:
 
 
 @pytest.fixture(scope="module")
-def backend(engine_check, engine_mode):
+def termrl_backend_factory(engine_check, engine_mode):
+    """Docker backends in this module's engine mode, for ``backend`` and ``make_sandbox`` (each
+    sandbox from a backend of its own, which holds its own engine connections; all closed)."""
     require_engine(engine_check)
-    from pytest_termrl.sandbox.docker import DockerBackend
-
-    backend = DockerBackend(SandboxSettings(command_timeout_s=20), local=engine_mode == "local")
-    yield backend
-    backend.close()
-
-
-@pytest.fixture
-def make_sandbox(docker_engine, engine_mode):
-    from pytest_termrl.sandbox.docker import DockerBackend
-
-    made = []
-
-    def _make(label: str = "test", **settings):
-        settings.setdefault("command_timeout_s", 10.0)
-        sandbox = DockerBackend(SandboxSettings(**settings), local=engine_mode == "local").create(label)
-        if engine_mode == "archive":
-            sandbox.execs_are_cheap = False
-        made.append(sandbox)
-        return sandbox
-
-    yield _make
-    for sandbox in made:
-        sandbox.close()
-        sandbox._backend.close()  # each holds its own engine connections
+    return backend_factory(f"docker-{engine_mode}")
 
 
 def containers_labelled(**labels) -> list[dict]:
@@ -220,20 +172,7 @@ def test_in_container_killer_when_the_host_cannot_reach_the_cgroup(make_sandbox,
     assert word == "kept" and int(count) < 10
 
 
-# -- what every backend holds, and the persistent shell ----------------------------------------
-# tests/test_isolation.py and tests/test_shell.py, collected again here: their ``make_sandbox``
-# (and test_shell's ``sandbox``, which asks for it) makes docker sandboxes in this module.
-# Same semantics, checked by the same tests.
-import test_isolation  # noqa: E402
-import test_shell  # noqa: E402
-
-from test_isolation import host_listener  # noqa: E402,F401
-from test_shell import sandbox  # noqa: E402,F401
-
-globals().update(module_tests(test_isolation))
-globals().update(module_tests(test_shell, "test_shell_"))
-
-
+# -- the persistent shell ------------------------------------------------------------------------
 def test_shell_state_survives_a_timeout_and_the_rest_does_not_run(make_sandbox):
     sandbox = make_sandbox("timeout")
     assert sandbox.run("X=kept; cd /tmp").exit_code == 0
@@ -339,15 +278,6 @@ def play(backend, suite, agent, script: str | None = None, task_id: str = TASK, 
         return harness.play(EpisodeSpec("core", task_id, family), loaded, sandbox, agent, fault=fault)
     finally:
         sandbox.close()
-
-
-# tests/test_verifier.py and tests/test_verifier_hardening.py, collected again: their
-# ``backend`` and ``suite`` are this module's.
-import test_verifier  # noqa: E402
-import test_verifier_hardening  # noqa: E402
-
-globals().update(module_tests(test_verifier))
-globals().update(module_tests(test_verifier_hardening))
 
 
 # -- same verdicts as bwrap ----------------------------------------------------------------------
@@ -546,7 +476,7 @@ def _play_on_a_remote_engine(monkeypatch, suite, tmp_path) -> None:
     graded there, every container gets volumes only, and nothing is left at the end."""
     from pytest_termrl.agents.builtin import NoopAgent, OracleAgent
     from pytest_termrl.sandbox.docker import DockerBackend
-    from pytest_termrl.sandbox.docker_remote import RemoteDockerSandbox
+    from pytest_termrl.sandbox.docker import RemoteDockerSandbox
 
     backend = DockerBackend(SandboxSettings(command_timeout_s=20), tmp_path / "work")
     assert not backend.local
@@ -744,7 +674,7 @@ def test_task_image_is_built_and_used(tmp_path, suite, engine_mode):
 
     task_dir = tmp_path / "task_with_image"
     task_dir.mkdir()
-    (task_dir / "Dockerfile").write_text(f"FROM {IMAGE}\nRUN echo from-the-task-image > /etc/termrl-task-marker\n")
+    (task_dir / "Dockerfile").write_text(f"FROM {DOCKER_IMAGE}\nRUN echo from-the-task-image > /etc/termrl-task-marker\n")
     from pytest_termrl.sandbox.image import build_task_image
 
     tag = build_task_image(task_dir)

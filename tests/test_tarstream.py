@@ -27,7 +27,7 @@ import pytest
 from pytest_termrl.errors import SandboxError
 from pytest_termrl.oracle.manifest import take_manifest
 from pytest_termrl.sandbox.base import TrustedMount
-from pytest_termrl.sandbox.docker_volumes import (
+from pytest_termrl.sandbox.docker.volumes import (
     TrustedVolumes,
     fingerprint,
     mount_groups,
@@ -516,7 +516,7 @@ def test_read_capped_member_of_multibyte_output_matches_read_capped(tmp_path):
 
 def test_a_python_prefix_is_fingerprinted_for_the_process_life(trusted, monkeypatch):
     engine, volumes, mounts = trusted
-    import pytest_termrl.sandbox.docker_volumes as docker_volumes
+    import pytest_termrl.sandbox.docker.volumes as docker_volumes
 
     walks = []
     real = docker_volumes.fingerprint

@@ -15,7 +15,9 @@ from . import bwrap  # noqa: F401  (registers the default backend)
 
 
 def _docker_backend(settings, workroot):
-    from .docker import DockerBackend  # needs the [docker] extra; imported only when chosen
+    """The docker backend, imported only when chosen; without the Docker SDK its construction
+    fails with an error naming the extra: pip install 'pytest-termrl[docker]'."""
+    from .docker import DockerBackend
 
     return DockerBackend(settings, workroot)
 

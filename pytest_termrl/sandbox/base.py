@@ -9,13 +9,11 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import Callable, Protocol
 
 from ..errors import SandboxError
 from ..tasks.model import Task
-
-if TYPE_CHECKING:
-    from .shell import ControlFiles
+from .layout import HOME_INSIDE
 
 GiB = 1024**3
 MiB = 1024**2
@@ -60,6 +58,42 @@ class TrustedMount:
     sandbox_path: str
 
 
+class ShellChannel(Protocol):
+    """One running bash as the shell's protocol sees it: bytes in, merged stdout and stderr out."""
+
+    def send(self, data: bytes) -> None:
+        """Write to the shell's stdin; ignored once the shell is gone."""
+
+    def receive(self, timeout_s: float) -> bytes | None:
+        """What the shell printed within timeout_s (b"" for nothing); None once its output has ended."""
+
+    def exit_code(self, wait_s: float) -> int | None:
+        """The shell's exit status, waiting up to wait_s for it to exit; None if it has not."""
+
+    def kill(self) -> None:
+        """Kill the shell and every process the agent started."""
+
+    def release(self) -> None:
+        """Free the channel's own pipes or connections; kills nothing."""
+
+
+class ControlFiles(Protocol):
+    """Where the shell's command files and output files live, seen from the harness."""
+
+    def write(self, name: str, text: str) -> None:
+        """Put a file the shell reads (a command, the init script, a setup script) in the control folder."""
+
+    def read_output(self, name: str, cap: int) -> tuple[str, bool]:
+        """A command's output file, head and tail within ``cap``; ("", False) if there is none to read."""
+
+    def discard(self, n: int) -> str:
+        """Drop command n-1's files, and anything the agent left at command n's output, before command n.
+
+        Returns shell code to run before command n's redirection for what cannot be dropped
+        from outside at no cost ("" when all is done), so that no extra round trip is needed.
+        """
+
+
 class Sandbox(ABC):
     """One agent's isolated home and persistent shell for one episode."""
 
@@ -94,7 +128,7 @@ class Sandbox(ABC):
     def close(self) -> None:
         """Kill every process the episode left and remove what the sandbox created."""
 
-    def run_setup_script(self, task: Task, files: "ControlFiles", ctl_inside: str) -> None:
+    def run_setup_script(self, task: Task, files: ControlFiles, ctl_inside: str) -> None:
         """Run the task's setup script in the agent's shell; a failure is the task's, with its output."""
         if task.setup_script is None:
             return
@@ -134,7 +168,7 @@ class SandboxBackend(ABC):
         mounts: list[TrustedMount],
         secret: bytes,
         timeout_s: float,
-        cwd: str = "/home/user",
+        cwd: str = HOME_INSIDE,
     ) -> IsolatedRun:
         """Run argv as the agent's user in a fresh sandbox whose home is a copy of ``home``.
 

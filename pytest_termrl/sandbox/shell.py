@@ -9,17 +9,17 @@ code, and saves its state, so that when a command times out or kills or wedges t
 shell resumes where the last finished command left it.
 
 Every backend speaks this one protocol. What differs is how bytes reach the shell (a
-:class:`ShellChannel`: pipes to a local process, an exec over an engine's API) and where the
-command and output files live (a :class:`ControlFiles`: host folders, volumes on an engine).
+:class:`.base.ShellChannel`: pipes to a local process, an exec over an engine's API) and where the
+command and output files live (a :class:`.base.ControlFiles`: host folders, volumes on an engine).
 """
 
 from __future__ import annotations
 
 import secrets
 import time
-from typing import Callable, Protocol
+from typing import Callable
 
-from .base import CommandResult
+from .base import CommandResult, ControlFiles, ShellChannel
 
 TIMEOUT_EXIT_CODE = 124
 """The exit code reported for a command killed at its timeout, as GNU timeout does."""
@@ -47,42 +47,6 @@ __termrl_done() {
 
 _BUFFER_KEEP = 65536
 """Bytes of the shell's own output kept while looking for a done line (commands' output goes to files)."""
-
-
-class ShellChannel(Protocol):
-    """One running bash as the protocol sees it: bytes in, merged stdout and stderr out."""
-
-    def send(self, data: bytes) -> None:
-        """Write to the shell's stdin; ignored once the shell is gone."""
-
-    def receive(self, timeout_s: float) -> bytes | None:
-        """What the shell printed within timeout_s (b"" for nothing); None once its output has ended."""
-
-    def exit_code(self, wait_s: float) -> int | None:
-        """The shell's exit status, waiting up to wait_s for it to exit; None if it has not."""
-
-    def kill(self) -> None:
-        """Kill the shell and every process the agent started."""
-
-    def release(self) -> None:
-        """Free the channel's own pipes or connections; kills nothing."""
-
-
-class ControlFiles(Protocol):
-    """Where the shell's command files and output files live, seen from the harness."""
-
-    def write(self, name: str, text: str) -> None:
-        """Put a file the shell reads (a command, the init script, a setup script) in the control folder."""
-
-    def read_output(self, name: str, cap: int) -> tuple[str, bool]:
-        """A command's output file, head and tail within ``cap``; ("", False) if there is none to read."""
-
-    def discard(self, n: int) -> str:
-        """Drop command n-1's files, and anything the agent left at command n's output, before command n.
-
-        Returns shell code to run before command n's redirection for what cannot be dropped
-        from outside at no cost ("" when all is done), so that no extra round trip is needed.
-        """
 
 
 class PersistentShell:

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
 from .hostfs import walk_tree
-from .output import _clean, join_head_tail
+from .output import clean_text, join_head_tail
 
 _KEPT_TYPES = (tarfile.REGTYPE, tarfile.AREGTYPE, tarfile.DIRTYPE, tarfile.SYMTYPE, tarfile.LNKTYPE, tarfile.FIFOTYPE)
 
@@ -208,7 +208,7 @@ def read_capped_handle(handle, size: int, cap_chars: int) -> tuple[str, bool]:
     half = cap_chars // 2
     head = handle.read(max(cap_chars + 1, half * 4))
     if len(head) <= cap_chars:
-        return _clean(head), False
+        return clean_text(head), False
     tail = deque([head[-half * 4 :]])
     kept = len(tail[0])
     while block := handle.read(1 << 16):

@@ -1,4 +1,4 @@
-"""The docker backend on a remote engine (``DOCKER_HOST=tcp://...`` or ``ssh://...``).
+"""The docker sandbox on a remote engine (``DOCKER_HOST=tcp://...`` or ``ssh://...``; ``TERMRL_DOCKER_LOCAL=0`` forces it).
 
 The engine sees none of this machine's folders, so nothing is bind-mounted. The agent's
 home lives in a labelled volume; the shell's command and output folders in two more. The
@@ -19,7 +19,7 @@ bounding set; only the harness's own root execs use them: the agent's shell runs
 1000 with no capabilities and ``no-new-privileges``. The verifier gets a fresh container,
 with every capability dropped, whose volume at /home receives the snapshot as ``user/``
 (so the engine applies its owner and mode) and whose trusted mounts are read-only volumes
-(:mod:`.docker_volumes`).
+(:mod:`.volumes`).
 """
 
 from __future__ import annotations
@@ -31,21 +31,23 @@ import secrets
 import shutil
 import stat
 import tarfile
-import time
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
-from ..errors import SandboxError
-from .base import CommandResult, IsolatedRun, TrustedMount
-from .docker import HOME_INSIDE, IN_INSIDE, OUT_INSIDE, DockerBackend, DockerSandbox, _narrow_system_mounts
-from .docker_exec import ExecStream
-from .hostfs import walk_tree
-from .output import REPLACED_OUTPUT
-from .tarstream import TarStreamError, chunked, extract_tree, read_capped_handle, read_capped_member, tar_tree
+from ...errors import SandboxError
+from ..base import CommandResult, TrustedMount
+from ..hostfs import walk_tree
+from ..layout import CTL_INSIDE, HOME_INSIDE, IO_INSIDE
+from ..output import REPLACED_OUTPUT
+from ..tarstream import TarStreamError, chunked, extract_tree, read_capped_handle, read_capped_member, tar_tree
+from .engine import DockerEngine
+from .exec import exec_stdout, root_exec
+from .layout import HOME_PARENT, narrow_system_mounts
+from .local import DockerSandbox
 
 HARNESS_CAPS = ("CHOWN", "DAC_OVERRIDE", "FOWNER")
 """What the harness's root execs need to empty and own the agent's home; the agent never holds them."""
-
-HOME_PARENT = str(Path(HOME_INSIDE).parent)
 
 MAX_ARGUMENT_CHARS = 100_000
 """Commands up to this long travel as an exec argument (the kernel's limit is 128 KiB)."""
@@ -81,25 +83,25 @@ class RemoteControlFiles:
             self._stale_outputs = outputs
             return ""
         self._stale_outputs = []
-        return "rm -rf -- " + " ".join(f"{OUT_INSIDE}/{name}" for name in outputs) + " 2>/dev/null; "
+        return "rm -rf -- " + " ".join(f"{IO_INSIDE}/{name}" for name in outputs) + " 2>/dev/null; "
 
     def write(self, name: str, text: str) -> None:
         previous, self._previous_command = self._previous_command, None
         outputs, self._stale_outputs = self._stale_outputs, []
         container = self._sandbox.container or self._sandbox.ensure_container()
         if self._sandbox.execs_are_cheap and _fits_an_argument(text):
-            stale = [f"{IN_INSIDE}/{previous}"] * bool(previous) + [f"{OUT_INSIDE}/{each}" for each in outputs]
+            stale = [f"{CTL_INSIDE}/{previous}"] * bool(previous) + [f"{IO_INSIDE}/{each}" for each in outputs]
             try:
-                result = container.exec_run(["sh", "-c", WRITE_SCRIPT, "termrl-write", text, f"{IN_INSIDE}/{name}", *stale], user="0:0")
+                result = container.exec_run(["sh", "-c", WRITE_SCRIPT, "termrl-write", text, f"{CTL_INSIDE}/{name}", *stale], user="0:0")
                 if result.exit_code == 0:
                     return
             except Exception:  # noqa: BLE001 - the archive API below needs no process in the container
                 pass
         emptied = {previous: ""} if previous else {}
-        _put(container, IN_INSIDE, _files_archive({**emptied, name: text}, 0, 0))
+        _put(container, CTL_INSIDE, _files_archive({**emptied, name: text}, 0, 0))
         if outputs:  # the exec that was to clear them could not run: rare
             s = self._sandbox.settings
-            _put(container, OUT_INSIDE, _files_archive(dict.fromkeys(outputs, ""), s.agent_uid, s.agent_gid))
+            _put(container, IO_INSIDE, _files_archive(dict.fromkeys(outputs, ""), s.agent_uid, s.agent_gid))
 
     def read_output(self, name: str, cap: int) -> tuple[str, bool]:
         return self._sandbox.fetch(name, cap)
@@ -108,7 +110,7 @@ class RemoteControlFiles:
 class RemoteDockerSandbox(DockerSandbox):
     """A docker sandbox whose home, commands and outputs live in volumes on the engine."""
 
-    def __init__(self, backend: DockerBackend, folder: Path, label: str) -> None:
+    def __init__(self, backend: DockerEngine, folder: Path, label: str) -> None:
         self.volumes: dict[str, str] = {}
         self.execs_are_cheap = not backend.api.base_url.startswith("http+docker://ssh")
         """Over ssh every exec opens a new channel and runs ``docker system dial-stdio`` on the
@@ -119,7 +121,7 @@ class RemoteDockerSandbox(DockerSandbox):
         super().__init__(backend, folder, label)
 
     @property
-    def backend(self) -> DockerBackend:
+    def backend(self) -> DockerEngine:
         return self._backend
 
     def _control_files(self) -> RemoteControlFiles:
@@ -127,20 +129,20 @@ class RemoteDockerSandbox(DockerSandbox):
 
     def _new_container(self):
         backend = self._backend
-        Mount = backend._docker.types.Mount
+        Mount = backend.sdk.types.Mount
         for role in ("home", "ctl", "out"):
             if role not in self.volumes:
                 self.volumes[role] = backend.create_volume(role, self._label)
         mounts = [
             Mount(HOME_INSIDE, self.volumes["home"], type="volume", no_copy=True),
-            Mount(IN_INSIDE, self.volumes["ctl"], type="volume", no_copy=True),
-            Mount(OUT_INSIDE, self.volumes["out"], type="volume", no_copy=True),
+            Mount(CTL_INSIDE, self.volumes["ctl"], type="volume", no_copy=True),
+            Mount(IO_INSIDE, self.volumes["out"], type="volume", no_copy=True),
         ]
         container = backend.create_container("agent", self._label, self.image, mounts, cap_add=HARNESS_CAPS)
         backend.start(container, self.image)
         s = self.settings
         try:
-            _root_exec(container, f"chown 0:0 {IN_INSIDE} && chmod 755 {IN_INSIDE} && chown {s.agent_uid}:{s.agent_gid} {OUT_INSIDE} && chmod 700 {OUT_INSIDE}")
+            root_exec(container, f"chown 0:0 {CTL_INSIDE} && chmod 755 {CTL_INSIDE} && chown {s.agent_uid}:{s.agent_gid} {IO_INSIDE} && chmod 700 {IO_INSIDE}")
         except BaseException:
             backend.remove_container(container.id)
             raise
@@ -152,7 +154,7 @@ class RemoteDockerSandbox(DockerSandbox):
         """Make the container's home what the mirror holds."""
         container = self.container or self.ensure_container()
         root = os.lstat(self._home)
-        _root_exec(container, f"find {HOME_INSIDE} -mindepth 1 -delete && chown {root.st_uid}:{root.st_gid} {HOME_INSIDE} && chmod {stat.S_IMODE(root.st_mode):o} {HOME_INSIDE}")
+        root_exec(container, f"find {HOME_INSIDE} -mindepth 1 -delete && chown {root.st_uid}:{root.st_gid} {HOME_INSIDE} && chmod {stat.S_IMODE(root.st_mode):o} {HOME_INSIDE}")
         _put(container, HOME_INSIDE, tar_tree(self._home))
         self._synced = home_signature(self._home)
 
@@ -164,7 +166,7 @@ class RemoteDockerSandbox(DockerSandbox):
         """
         container = self.container
         captured: list[tuple[str, bool]] = []
-        out_name = f"{OUT_INSIDE}/{output}".lstrip("/") if output else None
+        out_name = f"{IO_INSIDE}/{output}".lstrip("/") if output else None
 
         def aside(tar: tarfile.TarFile, member: tarfile.TarInfo) -> None:
             name = member.name.rstrip("/")
@@ -178,7 +180,7 @@ class RemoteDockerSandbox(DockerSandbox):
         try:
             if not self.execs_are_cheap:
                 raise SandboxError("archive API preferred")
-            stream = _exec_stdout(container, ["tar", "--numeric-owner", "--ignore-failed-read", "-C", "/", "-cf", "-", *paths])
+            stream = exec_stdout(container, ["tar", "--numeric-owner", "--ignore-failed-read", "-C", "/", "-cf", "-", *paths])
             try:
                 self._replace_mirror(stream, HOME_INSIDE.lstrip("/"), aside)
             finally:
@@ -197,15 +199,15 @@ class RemoteDockerSandbox(DockerSandbox):
         backend = self._backend
         try:
             stream, _ = backend.api.get_archive(self.container.id, HOME_INSIDE)
-        except backend._docker.errors.APIError as exc:
+        except backend.sdk.errors.APIError as exc:
             raise SandboxError(f"reading the home back from {self.container.name} failed: {exc.explanation or exc}") from exc
         self._replace_mirror(stream, Path(HOME_INSIDE).name)
 
     def _output_by_archive(self, name: str, cap: int) -> tuple[str, bool]:
         backend = self._backend
         try:
-            stream, meta = backend.api.get_archive(self.container.id, f"{OUT_INSIDE}/{name}")
-        except backend._docker.errors.APIError:
+            stream, meta = backend.api.get_archive(self.container.id, f"{IO_INSIDE}/{name}")
+        except backend.sdk.errors.APIError:
             return "", False  # no such file: the agent removed it, or the shell never wrote it
         if meta.get("linkTarget"):
             return REPLACED_OUTPUT, False
@@ -247,6 +249,9 @@ class RemoteDockerSandbox(DockerSandbox):
         if self._synced != home_signature(self._home):
             self.push()
 
+    def _kill_from_host(self, spare: set[int]) -> bool:
+        return False  # the engine's cgroups are on another machine: the killer runs inside
+
     def stop_processes(self) -> None:
         super().stop_processes()
         if self.container is not None:
@@ -266,35 +271,35 @@ class RemoteDockerSandbox(DockerSandbox):
                     pass
 
 
-def run_isolated_remote(
-    backend: DockerBackend,
-    home: Path,
-    argv: list[str],
-    mounts: list[TrustedMount],
-    secret: bytes,
-    timeout_s: float,
-    cwd: str,
-) -> IsolatedRun:
-    """The verifier's run on a remote engine: home and trusted mounts as volumes."""
-    Mount = backend._docker.types.Mount
-    image = backend.snapshot_image(home)
-    backend.require_image(image)
-    # A system prefix (/usr) is narrowed to its Python parts first, as on a local engine: a
-    # volume over the image's whole /usr would hide its shell and tools.
-    trusted = backend.trusted_volumes.volumes_for(_narrow_system_mounts(mounts))
-    home_volume = backend.create_volume("verify-home", home.parent.name)
-    try:
-        volume_mounts = [Mount(HOME_PARENT, home_volume, type="volume", no_copy=True)]
-        volume_mounts += [Mount(at, name, type="volume", read_only=True, no_copy=True) for at, name in trusted]
-        container = backend.create_container("verify", home.parent.name, image, volume_mounts)
+class RemoteMode:
+    """How the backend uses an engine of another machine: volumes only, nothing bind-mounted."""
+
+    local = False
+    sandbox = RemoteDockerSandbox
+
+    @staticmethod
+    @contextmanager
+    def verifier_container(engine: DockerEngine, home: Path, mounts: list[TrustedMount]) -> Iterator:
+        """A started container whose home and trusted mounts are volumes filled from here; removed after."""
+        Mount = engine.sdk.types.Mount
+        image = engine.snapshot_image(home)
+        engine.require_image(image)
+        # A system prefix (/usr) is narrowed to its Python parts first, as on a local engine: a
+        # volume over the image's whole /usr would hide its shell and tools.
+        trusted = engine.trusted_volumes.volumes_for(narrow_system_mounts(mounts))
+        home_volume = engine.create_volume("verify-home", home.parent.name)
         try:
-            _put(container, HOME_PARENT, tar_tree(home, Path(HOME_INSIDE).name))
-            backend.start(container, image)
-            return backend.exec_verifier(container, argv, secret, timeout_s, cwd)
+            volume_mounts = [Mount(HOME_PARENT, home_volume, type="volume", no_copy=True)]
+            volume_mounts += [Mount(at, name, type="volume", read_only=True, no_copy=True) for at, name in trusted]
+            container = engine.create_container("verify", home.parent.name, image, volume_mounts)
+            try:
+                _put(container, HOME_PARENT, tar_tree(home, Path(HOME_INSIDE).name))
+                engine.start(container, image)
+                yield container
+            finally:
+                engine.remove_container(container.id)
         finally:
-            backend.remove_container(container.id)
-    finally:
-        backend.remove_volume(home_volume)
+            engine.remove_volume(home_volume)
 
 
 def home_signature(root: Path) -> str:
@@ -310,50 +315,6 @@ def home_signature(root: Path) -> str:
             f"{st.st_mtime_ns}\0{st.st_ctime_ns}\0{st.st_ino}\n".encode(errors="surrogateescape")
         )
     return digest.hexdigest()
-
-
-FETCH_DEADLINE_S = 600.0
-ROOT_ENV = {"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL": "C"}
-
-
-def _exec_stdout(container, cmd: list[str]):
-    """Run cmd as root in the container; yield its stdout as it comes, then check its exit.
-
-    The process waits for a line on its stdin before it starts: the SDK reads an exec's
-    frames from the raw socket, and output that arrived with the response headers would sit
-    in the HTTP reader's buffer and be lost (over tcp that happens). Raises SandboxError
-    when it cannot start, fails or outlives FETCH_DEADLINE_S (the caller falls back).
-    """
-    gated = ["sh", "-c", 'read -r _ || exit 125; exec "$@"', "termrl-fetch", *cmd]
-    try:
-        stream = ExecStream(container.client.api, container.id, gated, "0:0", "/", ROOT_ENV)
-    except Exception as exc:  # noqa: BLE001 - a full process table, a gone container
-        raise SandboxError(f"{cmd[0]} could not start in {container.name}: {exc}") from exc
-    errors = bytearray()
-    try:
-        stream.send(b"go\n")
-        for kind, data in stream.frames(time.monotonic() + FETCH_DEADLINE_S):
-            if kind == 1:
-                yield data
-            elif len(errors) < 4096:
-                errors += data
-        if stream.timed_out:
-            raise SandboxError(f"{cmd[0]} in {container.name} ran past {FETCH_DEADLINE_S:g} s")
-        code = stream.exit_code()
-    finally:
-        stream.close()
-    if code != 0:
-        raise SandboxError(f"{cmd[0]} in {container.name} exited {code}: {errors.decode(errors='replace')[-300:]}")
-
-
-def _root_exec(container, script: str) -> None:
-    """Run a harness command as root in the agent's container (no agent process is involved)."""
-    try:
-        result = container.exec_run(["sh", "-c", script], user="0:0", environment=ROOT_ENV)
-    except Exception as exc:  # noqa: BLE001 - whatever the SDK raised, the command did not run as asked
-        raise SandboxError(f"`{script}` could not run in {container.name}: {exc}") from exc
-    if result.exit_code != 0:
-        raise SandboxError(f"`{script}` in {container.name} failed: {result.output.decode(errors='replace')[-500:]}")
 
 
 def _put(container, inside: str, archive: bytes) -> None:

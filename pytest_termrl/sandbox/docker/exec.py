@@ -1,11 +1,11 @@
-"""Processes in a container over the engine's API: attached execs, and the shell's channel.
+"""Processes in a container over the engine's API: attached execs, the shell's channel, one-shot runs.
 
 An exec started with stdin attached hands back the engine's hijacked connection: stdin goes
 in raw, stdout and stderr come back multiplexed in frames with an 8-byte header; EOF on it
-means the process is gone. The agent's shell (:mod:`.shell`) speaks its protocol over one
-such exec (:class:`ExecChannel`); killing it means killing every process of the agent, which
-the sandbox does from the host through the container's cgroup on a local engine, or with a
-killer inside the container otherwise.
+means the process is gone. The agent's shell (:mod:`..shell`) speaks its protocol over one
+such exec (:class:`ExecChannel`); killing it means killing every process of the agent
+(:mod:`.kill`). The verifier's process, and the harness's own root commands, are one-shot
+execs (:func:`exec_verifier`, :func:`exec_stdout`, :func:`root_exec`).
 """
 
 from __future__ import annotations
@@ -15,7 +15,21 @@ import struct
 import time
 from typing import Callable
 
-from .polling import readable
+from ...errors import SandboxError
+from ..base import IsolatedRun
+from ..layout import AGENT_ENV
+from ..polling import readable
+
+FETCH_DEADLINE_S = 600.0
+ROOT_ENV = {"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL": "C"}
+"""The harness's own root commands in a container: the image's full PATH, the C locale."""
+
+# The verifier's process: the secret arrives on the exec's stdin and moves to fd 3; the
+# exec's stdout moves to fd 4 and carries only the signed result; everything the runner and
+# the tests print goes to the exec's stderr (the log).
+VERIFY_WRAPPER = (
+    'exec 3<&0 4>&1 </dev/null >&2; export TERMRL_SECRET_FD=3 TERMRL_RESULT_FD=4; exec "$@"'
+)
 
 
 class ExecStream:
@@ -129,3 +143,64 @@ class ExecChannel:
 
     def release(self) -> None:
         self.stream.close()
+
+
+def exec_verifier(api, container_id: str, user: str, argv: list[str], secret: bytes, timeout_s: float, cwd: str) -> IsolatedRun:
+    """Run the verifier's process in a started container: secret in, signed result and log out."""
+    payload, log = bytearray(), bytearray()
+    stream = ExecStream(
+        api, container_id, ["/bin/sh", "-c", VERIFY_WRAPPER, "termrl-verify", *argv],
+        user=user, workdir=cwd, environment=AGENT_ENV,
+    )
+    try:
+        stream.send(secret)
+        stream.close_stdin()
+        for kind, data in stream.frames(time.monotonic() + timeout_s):
+            target = payload if kind == 1 else log
+            if len(target) < 16 * 1024 * 1024:
+                target += data
+        timed_out = stream.timed_out
+        rc = None if timed_out else stream.exit_code()
+    finally:
+        stream.close()
+    return IsolatedRun(rc, bytes(payload), bytes(log[-20000:]).decode(errors="replace"), timed_out)
+
+
+def exec_stdout(container, cmd: list[str]):
+    """Run cmd as root in the container; yield its stdout as it comes, then check its exit.
+
+    The process waits for a line on its stdin before it starts: the SDK reads an exec's
+    frames from the raw socket, and output that arrived with the response headers would sit
+    in the HTTP reader's buffer and be lost (over tcp that happens). Raises SandboxError
+    when it cannot start, fails or outlives FETCH_DEADLINE_S (the caller falls back).
+    """
+    gated = ["sh", "-c", 'read -r _ || exit 125; exec "$@"', "termrl-fetch", *cmd]
+    try:
+        stream = ExecStream(container.client.api, container.id, gated, "0:0", "/", ROOT_ENV)
+    except Exception as exc:  # noqa: BLE001 - a full process table, a gone container
+        raise SandboxError(f"{cmd[0]} could not start in {container.name}: {exc}") from exc
+    errors = bytearray()
+    try:
+        stream.send(b"go\n")
+        for kind, data in stream.frames(time.monotonic() + FETCH_DEADLINE_S):
+            if kind == 1:
+                yield data
+            elif len(errors) < 4096:
+                errors += data
+        if stream.timed_out:
+            raise SandboxError(f"{cmd[0]} in {container.name} ran past {FETCH_DEADLINE_S:g} s")
+        code = stream.exit_code()
+    finally:
+        stream.close()
+    if code != 0:
+        raise SandboxError(f"{cmd[0]} in {container.name} exited {code}: {errors.decode(errors='replace')[-300:]}")
+
+
+def root_exec(container, script: str) -> None:
+    """Run a harness command as root in the agent's container (no agent process is involved)."""
+    try:
+        result = container.exec_run(["sh", "-c", script], user="0:0", environment=ROOT_ENV)
+    except Exception as exc:  # noqa: BLE001 - whatever the SDK raised, the command did not run as asked
+        raise SandboxError(f"`{script}` could not run in {container.name}: {exc}") from exc
+    if result.exit_code != 0:
+        raise SandboxError(f"`{script}` in {container.name} failed: {result.output.decode(errors='replace')[-500:]}")

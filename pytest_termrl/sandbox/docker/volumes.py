@@ -25,13 +25,11 @@ import io
 from pathlib import Path, PurePosixPath
 from typing import Callable
 
-from ..errors import SandboxError
-from .base import TrustedMount
-from .hostfs import walk_tree
-from .tarstream import add_tree, parent_dirs_tar
-
-SYSTEM_TOP = {"usr", "opt", "etc", "bin", "sbin", "lib", "lib32", "lib64", "libx32", "var", "srv", "home", "tmp", "run", "mnt", "media", "dev", "proc", "sys"}
-"""Top-level folders of an image that a trusted mount may sit under without hiding anything."""
+from ...errors import SandboxError
+from ..base import TrustedMount
+from ..hostfs import walk_tree
+from ..tarstream import add_tree, parent_dirs_tar
+from .layout import SYSTEM_TOP
 
 PYTEST_ROOTS = ("pytest",)
 """Distributions the verifier runs; their dependency closure is what site-packages keeps."""

@@ -1,0 +1,79 @@
+"""DockerBackend: sandboxes and the verifier's runs on a Docker engine, local or remote as chosen once.
+
+One container per episode, through the Docker SDK (:mod:`.layout`), from the suite's base
+image (built locally, :mod:`..image`) or the task's own image. How the engine is used is
+chosen once, when the backend is made, from where the engine runs
+(:func:`.engine.engine_is_local`, or ``local=``):
+
+- on this machine (:mod:`.local`): the home, the shell's folders and the verifier's trusted
+  mounts are bind-mounted from here;
+- on another one (:mod:`.remote`): nothing is bind-mounted; they live in labelled volumes
+  and the home is mirrored on this machine after every command.
+
+Cleanup of what a run leaves on the engine (at close, at exit, after a killed run) is the
+engine's (:mod:`.engine`, :mod:`.cleanup`).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import ContextManager, Protocol
+
+from ...errors import SandboxError
+from ..base import IsolatedRun, SandboxSettings, TrustedMount
+from ..layout import HOME_INSIDE, default_workroot
+from .engine import DockerEngine, engine_is_local
+from .exec import exec_verifier
+from .local import DockerSandbox, LocalMode
+from .remote import RemoteMode
+
+
+class EngineMode(Protocol):
+    """Local or remote: the sandbox class, and the container the verifier runs in."""
+
+    local: bool
+    sandbox: type[DockerSandbox]
+
+    def verifier_container(self, engine: DockerEngine, home: Path, mounts: list[TrustedMount]) -> ContextManager:
+        """A started container with a copy of ``home`` at /home/user and the trusted mounts; removed on exit."""
+
+
+class DockerBackend(DockerEngine):
+    """Sandboxes and the verifier's runs on one engine, in the mode (local or remote) chosen here once."""
+
+    def __init__(
+        self,
+        settings: SandboxSettings,
+        workroot: Path | None = None,
+        *,
+        image: str | None = None,
+        client=None,
+        local: bool | None = None,
+    ) -> None:
+        super().__init__(settings, workroot or default_workroot(), image=image, client=client)
+        is_local = engine_is_local(self.api.base_url) if local is None else local
+        self.mode: EngineMode = LocalMode() if is_local else RemoteMode()
+
+    @property
+    def local(self) -> bool:
+        """Whether the engine can bind-mount this machine's folders (the mode chosen at construction)."""
+        return self.mode.local
+
+    def create(self, label: str) -> DockerSandbox:
+        if os.geteuid() != 0:
+            raise SandboxError("the docker backend runs as root (it owns the agent's files as uid 1000 on the host); use sudo, or --termrl-sandbox=bwrap")
+        return self.mode.sandbox(self, self.new_sandbox_dir(label), label)
+
+    def run_isolated(
+        self,
+        home: Path,
+        argv: list[str],
+        mounts: list[TrustedMount],
+        secret: bytes,
+        timeout_s: float,
+        cwd: str = HOME_INSIDE,
+    ) -> IsolatedRun:
+        with self.mode.verifier_container(self, home, mounts) as container:
+            s = self.settings
+            return exec_verifier(self.api, container.id, f"{s.agent_uid}:{s.agent_gid}", argv, secret, timeout_s, cwd)

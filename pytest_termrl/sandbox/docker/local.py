@@ -1,0 +1,229 @@
+"""The docker sandbox on an engine of this machine (a unix socket, or tcp to loopback).
+
+The home is a host folder bind-mounted at /home/user, and so are the shell's command and
+output folders, so ``Sandbox.home`` is a host path and the collateral oracle, decoys and
+faults work unchanged, exactly as with bwrap. The harness must run as root (it owns and
+chowns the files of uid 1000, like bwrap does). The agent's processes are killed from the
+host through the container's cgroup. The verifier's container gets the snapshot and the
+trusted mounts bind-mounted too.
+
+:class:`DockerSandbox` is also the base of the remote engine's sandbox (:mod:`.remote`),
+which replaces the bind mounts by volumes and a mirror.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+from ...errors import SandboxError
+from ...tasks.model import Task
+from ..base import CommandResult, Sandbox, TrustedMount
+from ..control_files import HostControlFiles
+from ..hostfs import chown_tree, copy_tree, snapshot_home
+from ..image import ImageError, build_task_image, image_exists, missing_image_message
+from ..layout import AGENT_ENV, CTL_INSIDE, HOME_INSIDE, IO_INSIDE
+from ..shell import PersistentShell
+from .engine import DockerEngine
+from .exec import ExecChannel, ExecStream
+from .kill import cgroup_procs, kill_inside, kill_through_cgroup
+from .layout import narrow_system_mounts, skeleton_binds
+
+
+class DockerSandbox(Sandbox):
+    backend_name = "docker"
+
+    def __init__(self, backend: DockerEngine, folder: Path, label: str) -> None:
+        super().__init__(backend.settings)
+        self._backend = backend
+        self._folder = folder
+        self._label = label
+        self._home = folder / "home"
+        s = self.settings
+        self._home.mkdir()
+        os.chmod(self._home, 0o755)
+        os.chown(self._home, s.agent_uid, s.agent_gid)
+        self.image = backend.image
+        self.container = None
+        self.enforced_limits = dict(backend.enforced)
+        self._shell = PersistentShell(
+            open_channel=self._open_shell,
+            files=self._control_files(),
+            ctl_inside=CTL_INSIDE,
+            io_inside=IO_INSIDE,
+            workdir=HOME_INSIDE,
+            output_cap=s.output_cap_chars,
+        )
+        self._procs_path: Path | None = None
+        self._closed = False
+
+    def _control_files(self) -> HostControlFiles:
+        """The shell's command folder (root's, read-only inside) and output folder (the agent's)."""
+        s = self.settings
+        self._in, self._out = self._folder / "ctl", self._folder / "out"
+        for path, mode, owner in ((self._in, 0o755, 0), (self._out, 0o700, s.agent_uid)):
+            path.mkdir()
+            os.chmod(path, mode)
+            os.chown(path, owner, s.agent_gid if owner else 0)
+        return HostControlFiles(self._in, self._out)
+
+    @property
+    def home(self) -> Path:
+        return self._home
+
+    @property
+    def shell(self) -> PersistentShell:
+        return self._shell
+
+    # -- the container ---------------------------------------------------------------
+    def ensure_container(self):
+        """The running container, created or restarted as needed (the home is on the host)."""
+        if self._closed:
+            raise SandboxError("the sandbox is closed")
+        if self.container is not None:
+            self.container.reload()
+            if self.container.status == "running":
+                return self.container
+            self.container.start()
+            self._procs_path = None
+            return self.container
+        self._backend.require_image(self.image)
+        self.container = self._new_container()
+        return self.container
+
+    def _new_container(self):
+        binds = [
+            (str(self._home), HOME_INSIDE, False),
+            (str(self._in), CTL_INSIDE, True),
+            (str(self._out), IO_INSIDE, False),
+        ]
+        return self._backend.start_container("agent", self._label, self.image, binds)
+
+    def _open_shell(self) -> ExecChannel:
+        """The agent's bash in an attached exec, as uid 1000 in the home."""
+        container = self.ensure_container()
+        s = self.settings
+        cmd = ["bash", "--noprofile", "--norc"]
+        try:
+            stream = ExecStream(self._backend.api, container.id, cmd, f"{s.agent_uid}:{s.agent_gid}", HOME_INSIDE, AGENT_ENV)
+        except self._backend.sdk.errors.APIError as exc:
+            raise SandboxError(f"starting a shell in {container.name} failed: {exc.explanation or exc}") from exc
+        return ExecChannel(stream, lambda: self.kill_agent(spare=set()))
+
+    # -- killing the agent's processes ------------------------------------------------------
+    def kill_agent(self, spare: set[int]) -> None:
+        """SIGKILL every process of the agent's uid in the container but ``spare`` (pids inside)."""
+        if self.container is None:
+            return
+        if self._kill_from_host(spare):
+            return
+        self._kill_from_inside(spare)
+
+    def _kill_from_host(self, spare: set[int]) -> bool:
+        """Kill through the container's cgroup, as root on the host; False if it cannot be reached."""
+        if self._procs_path is None:
+            self._procs_path = cgroup_procs(self.container)
+        if self._procs_path is None:
+            return False
+        kill_through_cgroup(self._procs_path, self.settings.agent_uid, spare)
+        return True
+
+    def _kill_from_inside(self, spare: set[int]) -> None:
+        s = self.settings
+        backend = self._backend
+        if not kill_inside(backend.api, self.container, f"{s.agent_uid}:{s.agent_gid}", spare, backend.sdk.errors.APIError):
+            self._procs_path = None  # the container restarted
+
+    # -- the Sandbox API ---------------------------------------------------------------
+    def prepare(self, task: Task) -> None:
+        s = self.settings
+        image = task_image_for(task, self._backend)
+        if image is not None and image != self.image:
+            if self.container is not None:
+                self._shell.stop()
+                self._backend.remove_container(self.container.id)
+                self.container = None
+            self.image = image
+        if task.environment_dir is not None:
+            copy_tree(task.environment_dir, self._home)
+        chown_tree(self._home, s.agent_uid, s.agent_gid)
+        self.ensure_container()
+        if not self._shell.running:
+            try:
+                self._shell.start()
+            except RuntimeError as exc:
+                raise SandboxError(f"{exc} (with TERMRL_DOCKER_LOCAL=1 on an engine of another machine, it cannot see {self._folder})") from exc
+        self.run_setup_script(task, self._shell.files, CTL_INSIDE)
+
+    def run(self, command: str, timeout_s: float | None = None) -> CommandResult:
+        return self._shell.run(command, timeout_s or self.settings.command_timeout_s)
+
+    def stop_processes(self) -> None:
+        if self._shell.running:
+            self._shell.stop()
+        else:
+            self.kill_agent(spare=set())
+
+    def snapshot(self, dest: Path) -> Path:
+        target = snapshot_home(self._home, dest, (self.settings.agent_uid, self.settings.agent_gid))
+        images = self._backend.snapshot_images
+        for stale in [path for path in images if not os.path.exists(path)]:
+            images.pop(stale, None)
+        images[str(target)] = self.image
+        return target
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            self._shell.abandon()  # removing the container kills what runs in it
+            if self.container is not None:
+                self._backend.remove_container(self.container.id)
+        finally:
+            shutil.rmtree(self._folder, ignore_errors=True)
+
+
+def task_image_for(task: Task, engine: DockerEngine) -> str | None:
+    """The image a task asks for: ``docker_image`` in its extra fields, or its own Dockerfile."""
+    named = task.extra.get("docker_image") if isinstance(task.extra, dict) else None
+    if named:
+        if not image_exists(engine.client, named):
+            raise SandboxError(missing_image_message(named, task.root / "task.toml"))
+        return str(named)
+    context = Path(task.extra["dockerfile_dir"]) if isinstance(task.extra, dict) and task.extra.get("dockerfile_dir") else task.root
+    if (context / "Dockerfile").is_file():
+        try:
+            return build_task_image(context, client=engine.client)
+        except ImageError as exc:
+            raise SandboxError(str(exc)) from exc
+    return None
+
+
+class LocalMode:
+    """How the backend uses an engine of this machine: everything bind-mounted from here."""
+
+    local = True
+    sandbox = DockerSandbox
+
+    @staticmethod
+    @contextmanager
+    def verifier_container(engine: DockerEngine, home: Path, mounts: list[TrustedMount]) -> Iterator:
+        """A started container with the snapshot as its home and the trusted mounts, bind-mounted; removed after."""
+        binds = [(str(home), HOME_INSIDE, False)]
+        trusted = narrow_system_mounts(mounts)
+        skeleton = engine.new_sandbox_dir("verify-skel")
+        try:
+            binds += skeleton_binds(skeleton, trusted)
+            binds += [(str(m.host_path), m.sandbox_path, True) for m in trusted]
+            binds.append(("/dev/null", "/etc/ld.so.preload", True))
+            container = engine.start_container("verify", home.parent.name, engine.snapshot_image(home), binds)
+            try:
+                yield container
+            finally:
+                engine.remove_container(container.id)
+        finally:
+            shutil.rmtree(skeleton, ignore_errors=True)
