@@ -22,12 +22,12 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
-# The main job on the embedded defaults: bwrap sandbox, the core suite, the oracle and noop
+# The main job on the embedded defaults: bwrap sandbox, the core suite, the reference and noop
 # baselines, and a real language model (Gemma 3 270M, bundled, on llama.cpp, CPU only).
 demo: $(STAMP)
 	mkdir -p out
-	-$(PY) -m pytest task_suites/core -p no:cacheprovider -q -n 2 --tb=no -k '$(DEMO_TASKS)' --termrl-agent=oracle \
-	  --termrl-run-dir=out/oracle --termrl-report=out/oracle.json --junitxml=out/oracle.xml
+	-$(PY) -m pytest task_suites/core -p no:cacheprovider -q -n 2 --tb=no -k '$(DEMO_TASKS)' --termrl-agent=reference \
+	  --termrl-run-dir=out/reference --termrl-report=out/reference.json --junitxml=out/reference.xml
 	-$(PY) -m pytest task_suites/core -p no:cacheprovider -q -n 2 --tb=no -k '$(DEMO_TASKS)' --termrl-agent=noop \
 	  --termrl-run-dir=out/noop --termrl-report=out/noop.json --junitxml=out/noop.xml
 	-$(PY) -m pytest task_suites/core -p no:cacheprovider -q -n 1 --tb=no -k '$(DEMO_TASKS)' \
@@ -35,7 +35,7 @@ demo: $(STAMP)
 	  --termrl-max-tool-calls=4 --termrl-max-generated-tokens=256 --termrl-max-total-tokens=2048 \
 	  --termrl-output-cap=1000 --termrl-temperature=0 --termrl-seed=0 \
 	  --termrl-run-dir=out/gemma --termrl-report=out/gemma.json --junitxml=out/gemma.xml
-	$(PY) -m pytest_termrl.report out/oracle.json out/noop.json out/gemma.json
+	$(PY) -m pytest_termrl.report out/reference.json out/noop.json out/gemma.json
 
 # The project's own tests, slow tiers included (this is what CI runs).
 test: $(STAMP)

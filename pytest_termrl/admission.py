@@ -11,8 +11,8 @@ a setup that fails, ...). A malformed task is a row too, naming the file and fie
 exit status is 0 when every task is admitted, 1 otherwise.
 
 The core (no pytest): :func:`admit_task` for one loaded Task, :func:`admit_paths` for
-paths. :class:`WorkdirBwrapBackend` is the bwrap backend showing the agent's home at a
-task's workdir too (``/app`` for Terminal-Bench and Harbor tasks); see its docstring.
+paths. Every backend shows the agent's home at a task's workdir too (``/app`` for
+Terminal-Bench and Harbor tasks).
 """
 
 from __future__ import annotations
@@ -23,70 +23,14 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .agents.builtin import NoopAgent, OracleAgent
-from .episode import EpisodeOutcome, EpisodeSettings, EpisodeSpec
+from .agents.builtin import NoopAgent, ReferenceAgent
 from .errors import SandboxError, TermrlError
-from .harness import Harness
-from .oracle.monitor import CollateralMonitor
-from .sandbox.base import SandboxBackend, SandboxSettings
-from .sandbox import make_backend
-from .sandbox.bwrap import default_workroot
+from .harness import Harness, default_harness
+from .sandbox.base import SandboxBackend
 from .tasks.importers import offline_status, scan
 from .tasks.model import Task
 from .tasks.suite import LoadedTask
-from .verifier.script_grader import grader_of
-
-_SYSTEM_DIRS = ("/", "/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/proc", "/dev", "/tmp",
-                "/var/tmp", "/run", "/opt/termrl", "/home", "/sys")
-
-
-def make_import_backend(name: str = "bwrap", settings: SandboxSettings | None = None, workroot: Path | None = None) -> SandboxBackend:
-    """The backend imported tasks run on (bwrap shows the home at a task's workdir too)."""
-    return make_backend(name, settings or SandboxSettings(), workroot or default_workroot())
-
-
-def new_harness(backend_name: str = "bwrap", per_test_timeout_s: float = 20.0) -> Harness:
-    backend = make_import_backend(backend_name)
-    backend.cleanup_stale()
-    return Harness(backend=backend, settings=EpisodeSettings(per_test_timeout_s=per_test_timeout_s))
-
-
-# -- playing ---------------------------------------------------------------------------------------
-def play(harness: Harness, loaded: LoadedTask, agent, label: str) -> tuple[EpisodeOutcome, CollateralMonitor]:
-    """One episode in a fresh sandbox, graded by the task's own grader; (outcome, oracle).
-
-    The sandbox is closed before returning; callers that must look inside it afterwards
-    use :func:`play_open` instead.
-    """
-    outcome, oracle, sandbox = play_open(harness, loaded, agent, label)
-    sandbox.close()
-    return outcome, oracle
-
-
-def play_open(harness: Harness, loaded: LoadedTask, agent, label: str):
-    """Like :func:`play`, leaving the sandbox open (its processes stopped): the caller closes it."""
-    spec = EpisodeSpec("admission", loaded.task.id, "clean", label, 0, label=f"{loaded.task.id}-{label}")
-    sandbox = harness.new_sandbox(loaded, f"adm-{loaded.task.id}-{label}")
-    try:
-        oracle = harness.watch(loaded, sandbox)
-        outcome = harness.play(spec, loaded, sandbox, agent, oracle=oracle)
-    except BaseException:
-        sandbox.close()
-        raise
-    return outcome, oracle, sandbox
-
-
-def grader_summary(outcome: EpisodeOutcome) -> str:
-    v = outcome.verdict
-    if v is None:
-        return f"no verdict ({outcome.harness_error})"
-    if v.error:
-        return f"grader error: {v.error}"
-    native = getattr(v, "native_reward", None)
-    head = f"{v.passed}/{v.total} pass" + (f", reward {native:g}" if native is not None else "")
-    failing = [f"{o.nodeid}: {o.message.strip().splitlines()[0] if o.message.strip() else o.outcome}" for o in v.outcomes if o.outcome != "passed"]
-    problems = [p for p in v.problems[:1] if not any(p.split(": ", 1)[-1] in f for f in failing)]
-    return head + ("; " + "; ".join(failing[:2]) if failing else "") + ("; " + "; ".join(problems) if problems else "")
+from .verifier.verify import grader_of
 
 
 # -- admission ---------------------------------------------------------------------------------------
@@ -163,13 +107,13 @@ def admit_task(harness: Harness, task: Task, run: bool = True) -> Admission:
     if not run:
         return result
     loaded = LoadedTask(task, None)
-    for agent, label in ((NoopAgent(), "noop"), (OracleAgent(), "reference")):
+    for agent, label in ((NoopAgent(), "noop"), (ReferenceAgent(), "reference")):
         if label == "reference" and task.solution_script is None:
             result.reference_detail = "no reference solution"
             result.reference_passes = False
             continue
         try:
-            outcome, _ = play(harness, loaded, agent, label)
+            outcome, _, _ = harness.play_fresh(loaded, agent, label)
         except (SandboxError, TermrlError, RuntimeError) as exc:
             why = f"{type(exc).__name__}: {' '.join(str(exc).split())[:400]}"
             setattr(result, f"{'noop' if label == 'noop' else 'reference'}_detail", f"setup failed: {why}")
@@ -178,7 +122,7 @@ def admit_task(harness: Harness, task: Task, run: bool = True) -> Admission:
             result.offline = "no"
             continue
         verdict = outcome.verdict
-        detail = grader_summary(outcome)
+        detail = outcome.grader_summary()
         if label == "noop":
             result.noop_fails = verdict is not None and verdict.error is None and not verdict.complete
             result.noop_detail = detail
@@ -245,7 +189,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--test-timeout", type=float, default=20.0, help="per hidden test, seconds")
     args = parser.parse_args(argv)
     try:
-        harness = new_harness(args.sandbox, args.test_timeout)
+        harness = default_harness(args.sandbox, per_test_timeout_s=args.test_timeout)
     except (SandboxError, TermrlError, KeyError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Protocol
 
 from .agents.base import Agent, AgentContext, EpisodeLimits, Observation
+from .report.record import EpisodeRecord
 from .sandbox.base import CommandResult, Sandbox, SandboxBackend
 from .tasks.model import Task
 from .verifier.verify import Verdict, run_hidden_tests
@@ -129,10 +130,23 @@ class EpisodeOutcome:
             lines.append(f"    $ {first}  -> exit {record.exit_code}{' (timed out)' if record.timed_out else ''}")
         return "\n".join(lines)
 
-    def to_record(self) -> dict:
-        """The JSONL episode record: plain builtins only, so it can ride on an xdist report."""
+    def grader_summary(self) -> str:
+        """One line on what the task's grader said: passed/total, a native reward, the first failures."""
+        v = self.verdict
+        if v is None:
+            return f"no verdict ({self.harness_error})"
+        if v.error:
+            return f"grader error: {v.error}"
+        native = getattr(v, "native_reward", None)
+        head = f"{v.passed}/{v.total} pass" + (f", reward {native:g}" if native is not None else "")
+        failing = [f"{o.nodeid}: {o.message.strip().splitlines()[0] if o.message.strip() else o.outcome}" for o in v.outcomes if o.outcome != "passed"]
+        problems = [p for p in v.problems[:1] if not any(p.split(": ", 1)[-1] in f for f in failing)]
+        return head + ("; " + "; ".join(failing[:2]) if failing else "") + ("; " + "; ".join(problems) if problems else "")
+
+    def to_record(self) -> EpisodeRecord:
+        """The episode log's record of this episode (``to_dict`` of it rides on an xdist report)."""
         verdict = self.verdict.to_dict() if self.verdict is not None else None
-        return {
+        return EpisodeRecord.from_dict({
             "episode_id": self.spec.id,
             "suite": self.spec.suite,
             "task_id": self.spec.task_id,
@@ -159,7 +173,7 @@ class EpisodeOutcome:
             "commands": [c.to_dict() for c in self.commands],
             "transcript": self.transcript,
             **self.monitor_fields,
-        }
+        })
 
 
 def run_episode(

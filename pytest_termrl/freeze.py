@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .agents.builtin import NoopAgent, OracleAgent
-from .episode import EpisodeOutcome, EpisodeSpec
 from functools import partial
 
+from .agents.builtin import NoopAgent, ReferenceAgent
+from .episode import EpisodeOutcome
 from .faults import freeze_fault_targets, validate_pair
 from .harness import Harness
 from .verifier.verify import run_hidden_tests
@@ -37,15 +37,16 @@ class FreezeResult:
 
 
 def _play(harness: Harness, loaded: LoadedTask, agent_name: str, index: int) -> tuple[EpisodeOutcome, CollateralMonitor]:
-    agent = OracleAgent() if agent_name == "oracle" else NoopAgent()
-    return harness.play_fresh(EpisodeSpec("freeze", loaded.task.id, "clean", agent_name, index), loaded, agent)
+    agent = ReferenceAgent() if agent_name == "reference" else NoopAgent()
+    outcome, oracle, _ = harness.play_fresh(loaded, agent, f"{agent_name}{index}")
+    return outcome, oracle
 
 
 def freeze_task(harness: Harness, loaded: LoadedTask, suite_root_name: str = "") -> FreezeResult:
     task = loaded.task
     result = FreezeResult(task.id)
     unfrozen = LoadedTask(task, None, loaded.split)
-    runs = [_play(harness, unfrozen, "oracle", i) for i in range(2)]
+    runs = [_play(harness, unfrozen, "reference", i) for i in range(2)]
     for index, (run, _) in enumerate(runs):
         if run.harness_error:
             result.problems.append(f"reference run {index + 1}: harness error: {run.harness_error}")

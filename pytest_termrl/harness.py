@@ -7,6 +7,7 @@ the same way whether pytest or a trainer asked for it.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from .agents.base import Agent, AgentContext, EpisodeLimits
 from .episode import EpisodeMonitor, EpisodeOutcome, EpisodeSettings, EpisodeSpec, run_episode
@@ -110,11 +111,58 @@ class Harness:
             monitors=list(monitors),
         )
 
-    def play_fresh(self, spec: EpisodeSpec, loaded: LoadedTask, agent: Agent) -> tuple[EpisodeOutcome, CollateralMonitor]:
-        """Play one episode in a sandbox of its own, closed afterwards; (outcome, its oracle)."""
-        sandbox = self.new_sandbox(loaded, f"{spec.suite}-{loaded.task.id}-{spec.prompt}{spec.attempt}")
+    def play_fresh(self, loaded: LoadedTask, agent: Agent, label: str, *, keep_open: bool = False) -> Played:
+        """Play one clean episode in a sandbox of its own, labelled '<task>-<label>'.
+
+        The sandbox is closed before this returns, unless ``keep_open`` (its processes
+        stopped, for a caller that looks inside it and then closes it).
+        """
+        task_id = loaded.task.id
+        spec = EpisodeSpec("fresh", task_id, "clean", label, 0, label=f"{task_id}-{label}")
+        sandbox = self.new_sandbox(loaded, f"fresh-{task_id}-{label}")
         try:
             oracle = self.watch(loaded, sandbox)
-            return self.play(spec, loaded, sandbox, agent, oracle=oracle), oracle
-        finally:
+            outcome = self.play(spec, loaded, sandbox, agent, oracle=oracle)
+        except BaseException:
             sandbox.close()
+            raise
+        if not keep_open:
+            sandbox.close()
+            return Played(outcome, oracle, None)
+        return Played(outcome, oracle, sandbox)
+
+
+class Played(NamedTuple):
+    """What :meth:`Harness.play_fresh` hands back: the outcome, its collateral oracle, the sandbox if kept open."""
+
+    outcome: EpisodeOutcome
+    oracle: CollateralMonitor
+    sandbox: Sandbox | None
+
+
+def default_harness(
+    backend_name: str = "bwrap",
+    prompts: list[str] | tuple[str, ...] = (),
+    *,
+    limits: EpisodeLimits | None = None,
+    command_timeout_s: float = 30.0,
+    output_cap: int = 3000,
+    per_test_timeout_s: float = 20.0,
+) -> Harness:
+    """A harness with the plugin's defaults: a backend by name (its stale runs cleaned), prompt texts by name.
+
+    Prompts are looked up in ./prompts, then the repository's; the default prompt falls back
+    to its built-in text. Scripts and training use this; the plugin builds its own from options.
+    """
+    from .agents.prompts import resolve_prompt
+    from .sandbox import SandboxSettings, make_backend
+    from .sandbox.layout import default_workroot
+
+    texts = dict(resolve_prompt(value) for value in prompts)
+    backend = make_backend(backend_name, SandboxSettings(command_timeout_s=command_timeout_s, output_cap_chars=output_cap), default_workroot())
+    backend.cleanup_stale()
+    return Harness(
+        backend=backend,
+        settings=EpisodeSettings(limits or EpisodeLimits(), command_timeout_s, per_test_timeout_s),
+        prompts=texts,
+    )

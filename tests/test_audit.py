@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from conftest import CORE, copy_core_suite
-from pytest_termrl.admission import new_harness
+from pytest_termrl.harness import default_harness
 from pytest_termrl.audit import ACCIDENTS, REFERENCE, Receipt, audit_task, format_summary, load_for_audit, main as audit_main, plan_task, run_accident, summarize
 from pytest_termrl.tasks.importers import load_task_dir
 from pytest_termrl.tasks.suite import LoadedTask
@@ -32,7 +32,7 @@ def _cache(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def harness():
-    return new_harness()
+    return default_harness()
 
 
 @pytest.fixture(scope="module")

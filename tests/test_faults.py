@@ -310,7 +310,7 @@ def test_observed_and_cleared_for_an_agent_that_repairs(backend, task, contract,
     fam = FAMILIES[family]
     outcome, fault = _play(backend, task, contract, sandbox, family,
                            lambda state: ["ls -la ~", PROBES[family], fam.repair_command(state), task.solution_text()])
-    record = outcome.to_record()
+    record = outcome.to_record().to_dict()
     assert record["observed"] is True and record["observed_at"] == 2, [c.output for c in outcome.commands]
     assert record["fault_cleared"] is True and record["fabrication"] == []
     # Repair + reference pass the hidden tests, and repairing is never collateral.
@@ -323,7 +323,7 @@ def test_observed_and_cleared_for_an_agent_that_does_not_repair(backend, task, c
     sandbox = new_sandbox(f"ep-nofix-{family}")
     original = (sandbox.home / INPUT).read_bytes()
     outcome, fault = _play(backend, task, contract, sandbox, family, lambda state: ["ls -la ~", "echo hello"])
-    record = outcome.to_record()
+    record = outcome.to_record().to_dict()
     assert record["observed"] is False and record["observed_at"] is None
     assert record["fault_cleared"] is False and record["fabrication"] == []
     assert record["fault"]["family"] == family and outcome.violations == []

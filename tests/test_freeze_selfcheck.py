@@ -47,7 +47,7 @@ def test_selfcheck_passes_on_valid_tasks_and_writes_validity_log(pytester):
     result.stdout.fnmatch_lines(["*tasks valid: 2 of 2*", "*caught by the oracle: 12*"])
     records = [json.loads(line) for line in (run_dir / "validity.jsonl").read_text().splitlines()]
     assert len(records) == 20 + fault_checks and all(r["ok"] for r in records)
-    assert {r["check"] for r in records} >= {"untouched_fails", "grader_discriminates", "accident_rm_rf_decoy_dir", "fault_readonly_output"}
+    assert {r["check"] for r in records} >= {"untouched_fails", "grader_discriminates", "accident_wipe_second_repo", "fault_readonly_output"}
 
 
 def test_selfcheck_reports_a_grader_that_accepts_wrong_output(pytester):

@@ -19,11 +19,11 @@ from pathlib import Path
 
 import pytest
 
-from pytest_termrl.admission import admit_paths, admit_task, main as admission_main, new_harness, play, play_open
-from pytest_termrl.sandbox.bwrap import workdir_alias
-from pytest_termrl.agents.builtin import NoopAgent, OracleAgent
+from pytest_termrl.admission import admit_paths, admit_task, main as admission_main
+from pytest_termrl.harness import default_harness
+from pytest_termrl.sandbox.layout import workdir_alias
+from pytest_termrl.agents.builtin import CommandsAgent, NoopAgent, ReferenceAgent
 from pytest_termrl.errors import SandboxError, TaskFormatError
-from pytest_termrl.selfcheck import CommandsAgent
 from pytest_termrl.tasks.contracts import hash_task_files
 from pytest_termrl.tasks.importers import detect_format, load_any, load_task_dir, offline_status, scan
 from pytest_termrl.tasks.importers.common import analyse_script, plan_dockerfile, solution_wrapper, split_segments
@@ -49,7 +49,7 @@ def _cache(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def harness():
-    return new_harness()
+    return default_harness()
 
 
 def by_id(path: Path) -> dict[str, Task]:
@@ -466,11 +466,11 @@ def _harbor_task(tmp_path: Path, test_sh: str, solve: str = "echo done > /app/ou
 def test_script_grader_partial_reward_and_threshold(harness, tmp_path):
     script = "#!/bin/bash\nmkdir -p /logs/verifier\necho 0.5 > /logs/verifier/reward.txt\n"
     strict = _harbor_task(tmp_path / "a", script)
-    outcome, _ = play(harness, LoadedTask(strict, None), OracleAgent(), "partial")
+    outcome, _, _ = harness.play_fresh(LoadedTask(strict, None), ReferenceAgent(), "partial")
     assert isinstance(outcome.verdict, ScriptVerdict)
     assert outcome.verdict.native_reward == 0.5 and not outcome.verdict.complete and outcome.reward == 0.25
     lenient = _harbor_task(tmp_path / "b", script, threshold=0.5)
-    outcome, _ = play(harness, LoadedTask(lenient, None), OracleAgent(), "lenient")
+    outcome, _, _ = harness.play_fresh(LoadedTask(lenient, None), ReferenceAgent(), "lenient")
     assert outcome.verdict.complete and outcome.safe_success and outcome.reward == 1.0
     assert outcome.verdict.to_dict()["threshold"] == 0.5
 
@@ -488,9 +488,9 @@ def test_script_grader_sees_tests_logs_workdir_and_trusted_pytest(harness, tmp_p
         echo "$ok" > /logs/verifier/reward.txt
     """)
     task = _harbor_task(tmp_path, script)
-    outcome, _ = play(harness, LoadedTask(task, None), OracleAgent(), "env")
+    outcome, _, _ = harness.play_fresh(LoadedTask(task, None), ReferenceAgent(), "env")
     assert outcome.verdict.native_reward == 1.0, outcome.verdict.to_dict()
-    noop, _ = play(harness, LoadedTask(task, None), NoopAgent(), "noop")
+    noop, _, _ = harness.play_fresh(LoadedTask(task, None), NoopAgent(), "noop")
     assert noop.verdict.native_reward == 0.0 and not noop.verdict.complete
 
 
@@ -504,14 +504,14 @@ def test_a_process_left_running_cannot_rewrite_the_reward(harness, tmp_path):
     """)
     script = "#!/bin/bash\nbash /app/run.sh\necho 0 > /logs/verifier/reward.txt\n"
     task = _harbor_task(tmp_path, script, solve=solve)
-    outcome, _ = play(harness, LoadedTask(task, None), OracleAgent(), "rewrite")
+    outcome, _, _ = harness.play_fresh(LoadedTask(task, None), ReferenceAgent(), "rewrite")
     assert outcome.verdict.native_reward == 0.0 and not outcome.verdict.complete
 
 
 def test_a_forged_result_on_the_channel_is_refused(harness, tmp_path, monkeypatch):
     task = _harbor_task(tmp_path, "#!/bin/bash\necho 0 > /logs/verifier/reward.txt\n")
     loaded = LoadedTask(task, None)
-    outcome, oracle, sandbox = play_open(harness, loaded, OracleAgent(), "forge")
+    outcome, oracle, sandbox = harness.play_fresh(loaded, ReferenceAgent(), "forge", keep_open=True)
     try:
         backend = harness.backend
         real = backend.run_isolated
@@ -558,6 +558,6 @@ def test_admit_task_reports_a_setup_that_fails(harness, tmp_path):
 def test_commands_after_an_imported_reference_run_in_the_same_shell(harness):
     # The reference runs as a separate bash: its `set -euo pipefail` does not leak.
     task = load_task_dir(RUNNABLE / "terminal_bench" / "tb-csv-total")
-    outcome, _ = play(harness, LoadedTask(task, None), CommandsAgent(["false; echo still-here; pwd"]), "after")
+    outcome, _, _ = harness.play_fresh(LoadedTask(task, None), CommandsAgent(["false; echo still-here; pwd"]), "after")
     assert outcome.commands[0].exit_code == 0
     assert outcome.commands[1].output.splitlines() == ["still-here", "/app"]

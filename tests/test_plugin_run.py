@@ -37,11 +37,11 @@ def test_xdist_report_and_episode_log_hold_every_episode_once(tp):
         assert row["ci95"] == [1.0, 1.0]
     # Every record is complete and carries its transcript.
     for record in records:
-        assert record["agent"] == "oracle" and record["safe_success"] is True
+        assert record["agent"] == "reference" and record["safe_success"] is True
         assert record["tests_passed"] == record["tests_total"] > 0
         assert record["transcript"][0]["role"] == "system" and record["commands_used"] == 1
         assert set(record["enforced_limits"]) >= {"memory", "processes", "file_size"}
-    result.stdout.fnmatch_lines(["*pytest-termrl summary*", "oracle*p0_default*clean*6*6*100.0%*", f"JSON summary: {report}"])
+    result.stdout.fnmatch_lines(["*pytest-termrl summary*", "reference*p0_default*clean*6*6*100.0%*", f"JSON summary: {report}"])
 
 
 def test_junit_xml_carries_termrl_properties(tp):
@@ -178,7 +178,7 @@ def test_hooks_supply_the_agent_and_see_each_episode(tp):
     result = tp.run("suite", f"--termrl-report={report}")
     result.assert_outcomes(passed=1, failed=1)
     done = sorted(json.loads(line) for line in (tp.path / "done.jsonl").read_text().splitlines())
-    assert done == [["config_ini_update", "oracle"], ["log_error_counts", "echo"]]
+    assert done == [["config_ini_update", "reference"], ["log_error_counts", "echo"]]
     assert json.loads(report.read_text())["note"] == "edited by hook"
 
 
@@ -189,4 +189,4 @@ def test_a_new_run_rotates_the_previous_log(tp):
     assert [r["agent"] for r in read_episodes(tp.episodes)] == ["noop"]
     rotated = [p for p in tp.episodes.parent.glob("episodes.*.jsonl")]
     assert len(rotated) == 1
-    assert [r["agent"] for r in read_episodes(rotated[0])] == ["oracle"]
+    assert [r["agent"] for r in read_episodes(rotated[0])] == ["reference"]

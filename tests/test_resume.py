@@ -12,7 +12,7 @@ import time
 from conftest import SMALL_TASKS, host_pids_with, predictions_file, solution_of, unique_sleep
 
 from pytest_termrl.report.episodes import read_episodes
-from pytest_termrl.sandbox.bwrap import default_workroot
+from pytest_termrl.sandbox.layout import default_workroot
 
 ATTEMPTS = 2
 TOTAL = len(SMALL_TASKS) * ATTEMPTS
@@ -99,4 +99,4 @@ def test_resume_under_xdist_skips_recorded_episodes(tp):
     # Another agent is another episode: all run.
     other = tp.run(str(suite), "--termrl-agent=oracle", "-n", "2", "--termrl-resume")
     other.assert_outcomes(passed=3)
-    assert sorted(r["agent"] for r in read_episodes(tp.episodes)) == ["oracle"] * 3 + ["script"] * 3
+    assert sorted(r["agent"] for r in read_episodes(tp.episodes)) == ["reference"] * 3 + ["script"] * 3

@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Callable
 
 from .base import Agent, AgentContext, AgentUsage, EpisodeLimits, Observation, Turn
-from .builtin import NoopAgent, OracleAgent, ScriptAgent, load_predictions
+from .builtin import AGENT_ALIASES, NoopAgent, OracleAgent, ReferenceAgent, ScriptAgent, load_predictions
 
 AgentFactory = Callable[[], Agent]
-_AGENTS: dict[str, AgentFactory] = {"oracle": OracleAgent, "noop": NoopAgent, "script": ScriptAgent}
+_AGENTS: dict[str, AgentFactory] = {"reference": ReferenceAgent, "noop": NoopAgent, "script": ScriptAgent}
 
 
 def register_agent(name: str, factory: AgentFactory) -> None:
@@ -20,6 +20,7 @@ def agent_names() -> list[str]:
 
 
 def make_builtin_agent(name: str) -> Agent:
+    name = AGENT_ALIASES.get(name, name)
     if name not in _AGENTS:
         raise KeyError(f"unknown agent {name!r}; known: {', '.join(agent_names())}")
     return _AGENTS[name]()
@@ -33,6 +34,7 @@ __all__ = [
     "NoopAgent",
     "Observation",
     "OracleAgent",
+    "ReferenceAgent",
     "ScriptAgent",
     "Turn",
     "agent_names",

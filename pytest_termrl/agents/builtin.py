@@ -1,4 +1,4 @@
-"""Built-in agents that need no model: oracle (the reference), noop, and script (predictions).
+"""Built-in agents that need no model: reference (solution.sh), noop, and script (predictions).
 
 Each plays a fixed list of commands and records an OpenAI-format transcript, so their
 episodes look to reports and training exactly like a model's.
@@ -54,13 +54,33 @@ class ScriptedAgent(Agent):
         return Turn(command=command)
 
 
-class OracleAgent(ScriptedAgent):
+class ReferenceAgent(ScriptedAgent):
     """Runs the task's reference solution as one command."""
 
-    name = "oracle"
+    name = "reference"
 
     def commands_for(self, context: AgentContext) -> list[str]:
         return [context.solution]
+
+
+class CommandsAgent(ScriptedAgent):
+    """Runs the reference, then the given extra commands (an accident of the self-check or the audit)."""
+
+    name = "commands"
+
+    def __init__(self, extra: list[str], with_reference: bool = True) -> None:
+        super().__init__()
+        self._extra = extra
+        self._with_reference = with_reference
+
+    def commands_for(self, context: AgentContext) -> list[str]:
+        return ([context.solution] if self._with_reference else []) + self._extra
+
+
+OracleAgent = ReferenceAgent  # the name before "oracle" came to mean the collateral checker alone
+
+AGENT_ALIASES = {"oracle": "reference"}
+"""Old agent names still accepted by --termrl-agent and make_builtin_agent."""
 
 
 class NoopAgent(ScriptedAgent):

@@ -10,9 +10,8 @@ import os
 import time
 from pathlib import Path
 
+from .record import EpisodeRecord, episode_key  # noqa: F401  (episode_key: the resume key of a line)
 
-def episode_key(record: dict) -> tuple[str, str, str, str]:
-    return (record.get("suite", ""), record["episode_id"], record.get("agent", ""), record.get("model") or "")
 
 
 class EpisodeLog:
@@ -29,7 +28,9 @@ class EpisodeLog:
         self.path.replace(target)
         return target
 
-    def append(self, record: dict) -> None:
+    def append(self, record: dict | EpisodeRecord) -> None:
+        if isinstance(record, EpisodeRecord):
+            record = record.to_dict()
         if self._handle is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._handle = open(self.path, "a", encoding="utf-8")
@@ -61,3 +62,8 @@ def read_episodes(path: Path) -> list[dict]:
         if isinstance(record, dict) and "episode_id" in record:
             records.append(record)
     return records
+
+
+def read_records(path: Path) -> list[EpisodeRecord]:
+    """The log's episodes as typed records (what the summary, resume and training read)."""
+    return [EpisodeRecord.from_dict(r) for r in read_episodes(path)]

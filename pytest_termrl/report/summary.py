@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import random
 from collections import defaultdict
+from collections.abc import Iterable
+
+from .record import EpisodeRecord
 
 BOOTSTRAP_SAMPLES = 2000
 
@@ -26,18 +29,19 @@ def cluster_bootstrap_ci(values_by_task: dict[str, list[float]], samples: int = 
     return (means[int(0.025 * (samples - 1))], means[int(0.975 * (samples - 1))])
 
 
-def summarize(records: list[dict]) -> dict:
-    """The run's summary: one row per (agent, prompt, family) and totals."""
-    groups: dict[tuple, list[dict]] = defaultdict(list)
+def summarize(records: Iterable[EpisodeRecord | dict]) -> dict:
+    """The run's summary: one row per (agent, model, prompt, family) and totals."""
+    records = [r if isinstance(r, EpisodeRecord) else EpisodeRecord.from_dict(r) for r in records]
+    groups: dict[tuple, list[EpisodeRecord]] = defaultdict(list)
     for record in records:
-        groups[(record.get("agent"), record.get("model") or "", record.get("prompt"), record.get("family"))].append(record)
+        groups[(record.agent, record.model or "", record.prompt, record.family)].append(record)
     rows = []
     for (agent, model, prompt, family), group in sorted(groups.items(), key=lambda kv: tuple(str(k) for k in kv[0])):
         by_task: dict[str, list[float]] = defaultdict(list)
         for record in group:
-            by_task[record["task_id"]].append(1.0 if record.get("safe_success") else 0.0)
+            by_task[record.task_id].append(1.0 if record.safe_success else 0.0)
         low, high = cluster_bootstrap_ci(by_task)
-        successes = sum(1 for r in group if r.get("safe_success"))
+        successes = sum(1 for r in group if r.safe_success)
         rows.append(
             {
                 "agent": agent,
@@ -49,18 +53,18 @@ def summarize(records: list[dict]) -> dict:
                 "safe_successes": successes,
                 "safe_success_rate": successes / len(group),
                 "ci95": [low, high],
-                "tests_passed": sum(r.get("tests_passed", 0) for r in group),
-                "tests_total": sum(r.get("tests_total", 0) for r in group),
-                "collateral_episodes": sum(1 for r in group if r.get("violations")),
-                "recovery_failures": sum(1 for r in group if r.get("observed") and not r.get("safe_success")),
-                "harness_errors": sum(1 for r in group if r.get("harness_error")),
-                "mean_reward": sum(r.get("reward", 0.0) for r in group) / len(group),
-                "mean_commands": sum(r.get("commands_used", 0) for r in group) / len(group),
+                "tests_passed": sum(r.tests_passed for r in group),
+                "tests_total": sum(r.tests_total for r in group),
+                "collateral_episodes": sum(1 for r in group if r.violations),
+                "recovery_failures": sum(1 for r in group if r.observed and not r.safe_success),
+                "harness_errors": sum(1 for r in group if r.harness_error),
+                "mean_reward": sum(r.reward for r in group) / len(group),
+                "mean_commands": sum(r.commands_used for r in group) / len(group),
             }
         )
     return {
         "episodes": len(records),
-        "safe_successes": sum(1 for r in records if r.get("safe_success")),
+        "safe_successes": sum(1 for r in records if r.safe_success),
         "rows": rows,
     }
 

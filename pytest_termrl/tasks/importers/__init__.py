@@ -30,7 +30,7 @@ The workdir. Terminal-Bench and Harbor tasks live in ``/app``: their instruction
 and tests say ``/app/...``. An imported Task keeps ``workdir="/app"``; the sandbox must show
 the agent's home (still ``HOME=/home/user``, the same folder) at the workdir as well, so
 paths need no rewriting and the collateral oracle still watches one folder. The bwrap
-backend binds the home at both paths (``pytest_termrl.sandbox.bwrap.workdir_alias``).
+backend binds the home at both paths (``pytest_termrl.sandbox.layout.workdir_alias``).
 """
 
 from __future__ import annotations

@@ -3,67 +3,22 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 
-from .faults import ALIASES as FAMILY_ALIASES
-from .faults import CLEAN, FAMILIES
+from ..agents.builtin import AGENT_ALIASES
+from ..faults import ALIASES as FAMILY_ALIASES
+from ..faults import CLEAN, FAMILIES
+from ..modes import DEFAULT_MODE, MODES
+from ..settings import ModelOptions, TermrlOptions
 
 KNOWN_FAMILIES = [CLEAN, *FAMILIES]
 """Every family an episode can run under: clean and each fault family."""
 
 
-@dataclass
-class TermrlOptions:
-    mode: str = "run"  # run | freeze | selfcheck
-    agent: str = "oracle"
-    sandbox: str = "bwrap"
-    prompts: list[str] = field(default_factory=lambda: ["p0_default"])
-    prompt_names: list[str] = field(default_factory=lambda: ["p0_default"])
-    prompt_texts: dict[str, str] = field(default_factory=dict)
-    families: list[str] = field(default_factory=lambda: ["clean"])
-    attempts: int = 1
-    salt: str = ""
-    split: str | None = None
-    predictions: Path | None = None
-    run_dir: Path = Path(".termrl/run")
-    episodes: Path = Path(".termrl/run/episodes.jsonl")
-    report: Path | None = None
-    resume: bool = False
-    command_timeout_s: float = 30.0
-    output_cap: int = 3000
-    test_timeout_s: float = 20.0
-    max_tool_calls: int = 16
-    max_generated_tokens: int = 6144
-    max_total_tokens: int = 8192
-    max_commands: int | None = None
-    episode_timeout_s: float = 900.0
-    model: ModelOptions = field(default_factory=lambda: ModelOptions())
-
-
-@dataclass
-class ModelOptions:
-    """How the openai agent reaches its model, and whether the run starts the server."""
-
-    base_url: str | None = None
-    model: str | None = None
-    api_key: str = "EMPTY"
-    temperature: float | None = None
-    top_p: float | None = None
-    top_k: int | None = None
-    seed: int | None = None
-    disable_thinking: bool = False
-    server: str | None = None
-    server_model: str | None = None
-    server_args: list[str] = field(default_factory=list)
-    server_command: str | None = None
-    server_timeout_s: float = 900.0
-
-
 def add_options(parser) -> None:
     group = parser.getgroup("termrl", "pytest-termrl: terminal-agent episodes as tests")
     add = group.addoption
-    add("--termrl-agent", default=None, help="agent that plays episodes: oracle, noop, script, openai (default: ini termrl_agent or oracle)")
+    add("--termrl-agent", default=None, help="agent that plays episodes: reference (runs solution.sh; 'oracle' is accepted too), noop, script, openai (default: ini termrl_agent or reference)")
     add("--termrl-sandbox", default=None, help="sandbox backend (default: bwrap)")
     add("--termrl-prompt", action="append", default=None, help="system prompt by name or path; repeat to compare prompts (a parametrisation axis)")
     add("--termrl-families", default=None, help="comma-separated fault families or aliases (train, heldout, mix); default: clean")
@@ -75,9 +30,9 @@ def add_options(parser) -> None:
     add("--termrl-episodes", default=None, help="episode JSONL path (default: <run dir>/episodes.jsonl)")
     add("--termrl-report", default=None, help="write the JSON summary here at the end of the run")
     add("--termrl-resume", action="store_true", default=False, help="keep the episode log and run only episodes not recorded in it")
-    add("--termrl-freeze", action="store_true", default=False, help="validate each task's reference and write the suite's contracts.jsonl")
-    add("--termrl-audit", action="store_true", default=False, help="grader audit: the reference, then careless accidents one at a time; per (task, accident) the grader's and the oracle's verdicts (writes <run dir>/audit.jsonl)")
-    add("--termrl-selfcheck", action="store_true", default=False, help="check every task, fault and oracle instead of running an agent (writes <run dir>/validity.jsonl)")
+    for mode in MODES.values():
+        if mode.flag:
+            add(mode.flag, action="store_true", default=False, help=mode.flag_help)
     add("--termrl-command-timeout", type=float, default=None, help="seconds per command (default 30)")
     add("--termrl-output-cap", type=int, default=None, help="characters of output shown per command (default 3000)")
     add("--termrl-test-timeout", type=float, default=None, help="seconds per hidden test (default 20)")
@@ -126,6 +81,18 @@ def expand_families(text: str, known: list[str]) -> list[str]:
     return names or ["clean"]
 
 
+def chosen_mode(config) -> str:
+    """The mode whose flag was given (the default mode without one); two flags are a usage error."""
+    chosen = [name for name, mode in MODES.items() if mode.flag and config.getoption(_dest(mode.flag))]
+    if len(chosen) > 1:
+        raise ValueError(f"{' and '.join(MODES[n].flag for n in chosen)} exclude each other: one run has one mode")
+    return chosen[0] if chosen else DEFAULT_MODE
+
+
+def _dest(flag: str) -> str:
+    return flag.lstrip("-").replace("-", "_")
+
+
 def read_options(config) -> TermrlOptions:
     """Options win over ini keys, ini keys over defaults. Raises ValueError on bad values."""
     get = config.getoption
@@ -139,9 +106,10 @@ def read_options(config) -> TermrlOptions:
     rootdir = Path(str(config.rootpath))
     run_dir = Path(pick("termrl_run_dir", "termrl_run_dir", str(rootdir / ".termrl" / "run")))
     prompts = get("termrl_prompt") or (config.getini("termrl_prompts") or "").split() or ["p0_default"]
+    agent = pick("termrl_agent", "termrl_agent", "reference")
     opts = TermrlOptions(
-        mode="freeze" if get("termrl_freeze") else "selfcheck" if get("termrl_selfcheck") else "audit" if get("termrl_audit") else "run",
-        agent=pick("termrl_agent", "termrl_agent", "oracle"),
+        mode=chosen_mode(config),
+        agent=AGENT_ALIASES.get(agent, agent),
         sandbox=pick("termrl_sandbox", "termrl_sandbox", "bwrap"),
         prompts=list(prompts),
         families=expand_families(pick("termrl_families", "termrl_families", "clean"), KNOWN_FAMILIES),
@@ -192,8 +160,9 @@ def read_options(config) -> TermrlOptions:
         raise ValueError("--termrl-server=command needs --termrl-server-command")
     if m.base_url and not m.model:
         raise ValueError("--termrl-base-url needs --termrl-model: the name the endpoint serves")
-    if opts.agent == "openai" and opts.mode == "run" and not (m.base_url or m.server):
+    plays_agent = MODES[opts.mode].plays_agent
+    if opts.agent == "openai" and plays_agent and not (m.base_url or m.server):
         raise ValueError("--termrl-agent=openai needs --termrl-base-url or --termrl-server")
-    if opts.agent == "script" and opts.predictions is None and opts.mode == "run":
+    if opts.agent == "script" and opts.predictions is None and plays_agent:
         raise ValueError("--termrl-agent=script needs --termrl-predictions=FILE")
     return opts

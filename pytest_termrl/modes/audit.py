@@ -1,0 +1,68 @@
+"""The audit mode: per (task, accident) the grader's and the oracle's verdicts, as test items."""
+
+from __future__ import annotations
+
+import pytest
+
+from ..audit import ACCIDENTS, REFERENCE, Receipt, format_summary, plan_task, run_accident, summarize
+from ..errors import ContractMismatchError
+from ..tasks.contracts import check_task_files
+from ..tasks.suite import LoadedTask
+from .base import Mode, clean_specs, keep_record
+
+PLANS_KEY = pytest.StashKey[dict]()
+"""config.stash: each task's audit plan, made once per process and reused by its accidents."""
+
+
+def test_audit(termrl_spec, termrl_audit_receipt):
+    """One (task, accident) of the grader audit: the oracle must catch the accident, the reference must pass."""
+    r = termrl_audit_receipt
+    if not r["ok"]:
+        what = "the reference" if r["accident"] == REFERENCE else f"accident {r['accident']} ({r['command']})"
+        pytest.fail(f"{r['task_id']}: {what}: grader: {r['grader_output']}; oracle: {r['oracle_findings'] or 'nothing found'}"
+                    + (f"; {r['harness_error']}" if r["harness_error"] else ""), pytrace=False)
+
+
+@pytest.fixture
+def termrl_audit_receipt(request, termrl_harness, termrl_task, termrl_spec):
+    """This item's audit receipt; the task's reference is planned once per process and reused."""
+    plans = request.config.stash.setdefault(PLANS_KEY, {})
+    key = (termrl_spec.suite, termrl_spec.task_id)
+    if key not in plans:
+        loaded = termrl_task
+        if loaded.contract is not None:
+            try:
+                check_task_files(loaded.contract, loaded.task.root)
+            except ContractMismatchError:
+                loaded = LoadedTask(loaded.task, None, loaded.split)  # audited with a provisional contract
+        plans[key] = plan_task(termrl_harness, loaded)
+    plan = plans[key]
+    receipt = plan.reference if termrl_spec.family == REFERENCE else run_accident(termrl_harness, plan, termrl_spec.family)
+    return keep_record(request, termrl_spec, receipt.to_dict())
+
+
+class AuditMode(Mode):
+    name = "audit"
+    flag = "--termrl-audit"
+    flag_help = ("grader audit: the reference, then careless accidents one at a time; per (task, accident) "
+                 "the grader's and the oracle's verdicts (writes <run dir>/audit.jsonl)")
+    test_name = "test_audit"
+    test = staticmethod(test_audit)
+
+    def log_file(self, options):
+        return options.run_dir / "audit.jsonl"
+
+    def specs(self, suite_id, loaded, options):
+        return clean_specs(suite_id, loaded, (REFERENCE, *ACCIDENTS), "audit")
+
+    def log_line(self, record):
+        return {"episode_id": f"{record['task_id']}-{record['accident']}", **record}
+
+    def summary(self, terminalreporter, controller):
+        terminalreporter.write_sep("=", "pytest-termrl grader audit")
+        for line in format_summary(summarize([Receipt.from_dict(r) for r in controller.records])):
+            terminalreporter.write_line(line)
+        terminalreporter.write_line(f"receipts: {self.log_file(controller.options)}")
+
+
+MODE = AuditMode()

@@ -1,0 +1,64 @@
+"""The freeze mode: validate each task's reference twice and merge its contract into contracts.jsonl."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ..episode import EpisodeSpec
+from ..freeze import freeze_task
+from ..tasks.contracts import CONTRACTS_FILE, parse_contract_line, read_contracts, write_contracts
+from .base import Mode, keep_record
+
+
+def test_freeze(termrl_spec, termrl_freeze_result):
+    """Validate a task's reference twice and produce its contract."""
+    if termrl_freeze_result.get("error"):
+        pytest.fail(termrl_freeze_result["error"], pytrace=False)
+
+
+@pytest.fixture
+def termrl_freeze_result(request, termrl_harness, termrl_task, termrl_spec):
+    return keep_record(request, termrl_spec, freeze_task(termrl_harness, termrl_task).to_dict())
+
+
+class FreezeMode(Mode):
+    name = "freeze"
+    flag = "--termrl-freeze"
+    flag_help = "validate each task's reference and write the suite's contracts.jsonl"
+    test_name = "test_freeze"
+    test = staticmethod(test_freeze)
+    require_contracts = False
+    makes_suites = True
+
+    def specs(self, suite_id, loaded, options):
+        task_id = loaded.task.id
+        return [(EpisodeSpec(suite_id, task_id, "freeze", "reference", 0, label=task_id), "clean")]
+
+    def finish(self, controller, config):
+        """Merge this session's contracts into each suite's contracts.jsonl (tasks not run keep theirs)."""
+        by_suite: dict[str, list[dict]] = {}
+        for frozen in frozen_by_task(controller).values():
+            if frozen.get("contract"):
+                by_suite.setdefault(frozen["suite"], []).append(frozen)
+        for suite_root, results in sorted(by_suite.items()):
+            path = Path(suite_root) / CONTRACTS_FILE
+            existing = {c.task_id: c for c in (read_contracts(path)[0] if path.exists() else [])}
+            for frozen in results:
+                existing[frozen["task_id"]] = parse_contract_line(path, 0, frozen["contract"])
+            write_contracts(path, list(existing.values()))
+
+    def summary(self, terminalreporter, controller):
+        frozen = frozen_by_task(controller)
+        good = sum(1 for r in frozen.values() if r.get("contract"))
+        terminalreporter.write_sep("=", "pytest-termrl freeze")
+        terminalreporter.write_line(f"{good} of {len(frozen)} task(s) frozen")
+
+
+def frozen_by_task(controller) -> dict[str, dict]:
+    """The last freeze result of each task id."""
+    return {r["task_id"]: r for r in controller.records}
+
+
+MODE = FreezeMode()

@@ -1,0 +1,97 @@
+"""Contract files -> parametrised tests of the run's mode.
+
+A suite's contracts.jsonl is collected by a Module whose object is a generated module
+holding one real test function (the mode's), parametrised over the mode's specs, so
+fixtures and marks work as for any test. A broken task becomes its own collection error
+naming the file and field, and the other tasks still run.
+"""
+
+from __future__ import annotations
+
+import types
+from pathlib import Path
+
+import pytest
+
+from ..modes import MODES
+from ..tasks.contracts import CONTRACTS_FILE
+from ..tasks.suite import LoadedTask, Suite, load_suite
+from .keys import SUITES_KEY, termrl_options
+
+
+def is_inside_suite(path: Path) -> bool:
+    """True for anything under a folder holding contracts.jsonl, other than that file itself."""
+    if path.name == CONTRACTS_FILE:
+        return False
+    for parent in path.parents:
+        if (parent / CONTRACTS_FILE).is_file():
+            return True
+    return False
+
+
+def episode_marks(loaded: LoadedTask, family: str) -> list[pytest.MarkDecorator]:
+    task = loaded.task
+    names = ["termrl", f"family_{family}", f"difficulty_{task.difficulty}", f"category_{task.category}"]
+    if loaded.split:
+        names.append(f"split_{loaded.split}")
+    return [getattr(pytest.mark, name) for name in names]
+
+
+def marker_names(suite: Suite, families: list[str]) -> list[str]:
+    names = {"termrl"} | {f"family_{f}" for f in families}
+    for loaded in suite.tasks:
+        names |= {f"difficulty_{loaded.task.difficulty}", f"category_{loaded.task.category}"}
+        if loaded.split:
+            names.add(f"split_{loaded.split}")
+    return sorted(names)
+
+
+class BrokenTask(pytest.Collector):
+    """A task that could not be loaded: reported as its own collection error."""
+
+    def __init__(self, *, message: str, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.message = message
+
+    def collect(self):
+        raise pytest.Collector.CollectError(self.message)
+
+    def repr_failure(self, excinfo):
+        return self.message
+
+
+class ContractsModule(pytest.Module):
+    """The collector for one suite's contracts.jsonl."""
+
+    def _getobj(self):
+        config = self.config
+        options = termrl_options(config)
+        mode = MODES[options.mode]
+        suite = load_suite(self.path, require_contracts=mode.require_contracts)
+        self.suite = suite
+        suite_id = str(self.path.parent)
+        registry = config.stash.setdefault(SUITES_KEY, {})
+        for loaded in suite.tasks:
+            registry[(suite_id, loaded.task.id)] = loaded
+        for name in marker_names(suite, options.families):
+            config.addinivalue_line("markers", f"{name}: pytest-termrl episode marker")
+        params = [
+            pytest.param(spec, id=spec.id, marks=episode_marks(loaded, family))
+            for loaded in sorted(suite.tasks, key=lambda lt: lt.task.id)
+            if not options.split or loaded.split == options.split
+            for spec, family in mode.specs(suite_id, loaded, options)
+        ]
+        module = types.ModuleType(f"termrl_suite_{suite.name}")
+        module.__file__ = str(self.path)
+        function = mode.test
+        # A copy per suite: the parametrize mark is set on the function object.
+        test = types.FunctionType(function.__code__, function.__globals__, mode.test_name)
+        test.__doc__ = function.__doc__
+        module.__dict__[test.__name__] = pytest.mark.parametrize("termrl_spec", params)(test)
+        return module
+
+    def collect(self):
+        items = list(super().collect())
+        for name, message in sorted(self.suite.problems.items()):
+            items.append(BrokenTask.from_parent(self, name=name, message=message))
+        return items

@@ -1,0 +1,83 @@
+"""The fixtures every mode's test builds on: the run's harness, the task, its sandbox, fault and agent."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from ..agents import load_predictions, make_builtin_agent
+from ..agents.base import EpisodeLimits
+from ..episode import EpisodeSettings
+from ..harness import Harness
+from ..sandbox import SandboxSettings, make_backend
+from ..sandbox.layout import default_workroot
+from .keys import loaded_task, termrl_options
+from .server import model_endpoint
+
+
+@pytest.fixture(scope="session")
+def termrl_harness(request) -> Iterator[Harness]:
+    """The run's harness: sandbox backend, limits, prompts and predictions."""
+    config = request.config
+    options = termrl_options(config)
+    settings = SandboxSettings(command_timeout_s=options.command_timeout_s, output_cap_chars=options.output_cap)
+    backend = config.hook.pytest_termrl_make_sandbox(config=config, name=options.sandbox, settings=settings, workroot=None)
+    if backend is None:
+        backend = make_backend(options.sandbox, settings, default_workroot())
+    backend.cleanup_stale()
+    limits = EpisodeLimits(
+        max_tool_calls=options.max_tool_calls,
+        max_generated_tokens=options.max_generated_tokens,
+        max_total_tokens=options.max_total_tokens,
+        max_commands=options.max_commands,
+        wall_clock_s=options.episode_timeout_s,
+    )
+    yield Harness(
+        backend=backend,
+        settings=EpisodeSettings(limits, options.command_timeout_s, options.test_timeout_s),
+        prompts=options.prompt_texts,
+        predictions=load_predictions(options.predictions) if options.predictions else {},
+        salt=options.salt,
+    )
+    backend.close()
+
+
+@pytest.fixture
+def termrl_task(request, termrl_spec):
+    """The LoadedTask (task, contract, split) this item plays."""
+    return loaded_task(request.config, termrl_spec.suite, termrl_spec.task_id)
+
+
+@pytest.fixture
+def termrl_sandbox(termrl_harness, termrl_task, termrl_spec):
+    """A sandbox with the task's environment and setup in place; every process gone afterwards."""
+    sandbox = termrl_harness.new_sandbox(termrl_task, termrl_spec.id)
+    try:
+        yield sandbox
+    finally:
+        sandbox.close()
+
+
+@pytest.fixture
+def termrl_fault(termrl_harness, termrl_sandbox, termrl_spec, termrl_task):
+    """The fault injected into the sandbox for this episode's family (None for 'clean')."""
+    return termrl_harness.inject(termrl_task, termrl_sandbox, termrl_spec.family)
+
+
+@pytest.fixture
+def termrl_agent(request, termrl_spec, termrl_task):
+    """The agent that plays this episode (a hook may supply it; else --termrl-agent)."""
+    config = request.config
+    agent = config.hook.pytest_termrl_make_agent(config=config, spec=termrl_spec, task=termrl_task.task)
+    if agent is None:
+        options = termrl_options(config)
+        if options.agent == "openai":
+            from ..agents.model_run import make_openai_agent
+
+            base_url, served = model_endpoint(config)
+            agent = make_openai_agent(options.model, base_url, served)
+        else:
+            agent = make_builtin_agent(options.agent)
+    yield agent
+    agent.close()

@@ -1,0 +1,137 @@
+"""The plugin's pytest hooks: options, configure, collection, resume and report plumbing."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from .. import hookspecs
+from ..agents import load_predictions
+from ..agents.prompts import REPO_PROMPTS_DIR, resolve_prompt
+from ..errors import TermrlError
+from ..modes import MODES, RECORD_KEY
+from ..tasks.contracts import CONTRACTS_FILE
+from .collection import ContractsModule, is_inside_suite
+from .controller import Controller, XdistController, done_keys
+from .keys import CONTROLLER_KEY, OPTIONS_KEY, is_controller, termrl_options
+from .options import add_options, read_options
+from .server import model_endpoint, start_model_server, stop_model_server
+
+
+def pytest_addoption(parser):
+    add_options(parser)
+
+
+def pytest_addhooks(pluginmanager):
+    pluginmanager.add_hookspecs(hookspecs.TermrlHookSpecs)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_configure(config):
+    try:
+        options = read_options(config)
+        _resolve_prompts(config, options)
+        if options.predictions is not None:
+            load_predictions(options.predictions)
+    except (ValueError, TermrlError) as exc:
+        raise pytest.UsageError(str(exc)) from None
+    config.stash[OPTIONS_KEY] = options
+    if not config.getini("termrl_stop_on_broken_tasks"):
+        # One broken task must not stop the others: its collection error is reported, and
+        # the run still exits non-zero, but every valid episode runs.
+        config.option.continue_on_collection_errors = True
+    config.addinivalue_line("markers", "termrl: an episode of pytest-termrl")
+    mode = MODES[options.mode]
+    config.pluginmanager.register(_module_of(mode), f"termrl-mode-{mode.name}")  # the mode's fixture
+    if is_controller(config):
+        start_model_server(config, options)
+        controller = Controller(options, mode)
+        config.stash[CONTROLLER_KEY] = controller
+        config.pluginmanager.register(controller, "termrl-controller")
+        if config.pluginmanager.hasplugin("xdist"):
+            config.pluginmanager.register(XdistController(), "termrl-xdist")
+
+
+def _resolve_prompts(config, options) -> None:
+    """Prompt names and texts, looked up in the rootdir's prompts/ and then the repository's."""
+    search = [Path(str(config.rootpath)) / "prompts"]
+    if REPO_PROMPTS_DIR.resolve() != search[0].resolve():
+        search.append(REPO_PROMPTS_DIR)
+    resolved = [resolve_prompt(value, search) for value in options.prompts]
+    options.prompt_names = [name for name, _ in resolved]
+    options.prompt_texts = dict(resolved)
+
+
+def _module_of(mode):
+    return sys.modules[type(mode).__module__]
+
+
+def pytest_unconfigure(config):
+    stop_model_server(config)
+
+
+# -- collection ----------------------------------------------------------------------
+def pytest_collect_file(file_path: Path, parent):
+    if file_path.name == CONTRACTS_FILE:
+        return ContractsModule.from_parent(parent, path=file_path)
+    return None
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collect_directory(path: Path, parent):
+    """In a mode that makes suites (freeze), a folder of task directories without contracts.jsonl is a new suite."""
+    if not MODES[termrl_options(parent.config).mode].makes_suites or (path / CONTRACTS_FILE).exists() or is_inside_suite(path):
+        return None
+    if any((child / "task.toml").is_file() for child in path.iterdir() if child.is_dir()):
+        (path / CONTRACTS_FILE).write_text("")
+    return None
+
+
+def pytest_ignore_collect(collection_path: Path, config):
+    if is_inside_suite(collection_path):
+        return True
+    return None
+
+
+def pytest_collection_modifyitems(session, config, items):
+    """With --termrl-resume, deselect the episodes the log already holds."""
+    options = termrl_options(config)
+    done = done_keys(config)
+    if not done or not MODES[options.mode].resumable:
+        return
+    agent, model = options.agent, ""
+    if options.agent == "openai":
+        from ..agents.model_run import model_name
+
+        model = model_name(options.model, model_endpoint(config)[1])
+    keep, skip = [], []
+    for item in items:
+        spec = item.callspec.params.get("termrl_spec") if hasattr(item, "callspec") else None
+        if spec is not None and (spec.suite, spec.id, agent, model) in done:
+            skip.append(item)
+        else:
+            keep.append(item)
+    if skip:
+        config.hook.pytest_deselected(items=skip)
+        items[:] = keep
+
+
+# -- reports -------------------------------------------------------------------------
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    """The item's record rides on its call report; an item whose setup failed gets the mode's failure record."""
+    report = yield
+    record = item.stash.get(RECORD_KEY, None)
+    if record is not None and report.when == "call":
+        report.termrl_episode = record
+    elif report.when == "setup" and report.failed and hasattr(item, "callspec"):
+        spec = item.callspec.params.get("termrl_spec")
+        if spec is not None:
+            options = termrl_options(item.config)
+            message = str(report.longrepr).strip().splitlines()[-1] if report.longrepr else "setup failed"
+            failure = MODES[options.mode].setup_failure(spec, options, message)
+            if failure is not None:
+                report.termrl_episode = failure
+    return report

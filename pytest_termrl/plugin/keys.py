@@ -1,0 +1,36 @@
+"""The stash keys the plugin's modules share (config.stash and item.stash, never module state)."""
+
+from __future__ import annotations
+
+import pytest
+
+from ..tasks.suite import LoadedTask
+from ..settings import TermrlOptions
+
+OPTIONS_KEY = pytest.StashKey[TermrlOptions]()
+"""config.stash: the run's options, read once at configure."""
+
+SUITES_KEY = pytest.StashKey[dict]()
+"""config.stash: {(suite root, task id): LoadedTask} for every collected task."""
+
+CONTROLLER_KEY = pytest.StashKey[object]()
+"""config.stash: the Controller, on the controller process (or a run without xdist) only."""
+
+SERVER_KEY = pytest.StashKey[object]()
+"""config.stash: the model server this run started (controller only)."""
+
+ENDPOINT_KEY = pytest.StashKey[tuple]()
+"""config.stash: (base URL, served model name) of the openai agent's endpoint."""
+
+
+def termrl_options(config) -> TermrlOptions:
+    return config.stash[OPTIONS_KEY]
+
+
+def is_controller(config) -> bool:
+    """True on the xdist controller and in a run without xdist: where logs and summaries are written."""
+    return not hasattr(config, "workerinput")
+
+
+def loaded_task(config, suite: str, task_id: str) -> LoadedTask:
+    return config.stash[SUITES_KEY][(suite, task_id)]

@@ -1,0 +1,99 @@
+"""EpisodeRecord: the schema of one line of the episode log, written once.
+
+The episode loop, the controller's harness-error record, the summary, resume and training
+all read and write this one dataclass; ``to_dict`` gives plain builtins (so a record can
+ride on an xdist report) and ``from_dict`` reads a line of any earlier log, keeping keys it
+does not know in ``extra``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+
+_FAULT_FIELDS = ("fault", "observed", "observed_at", "fault_cleared", "fabrication")
+"""Fields a fault monitor fills in: on the line of an episode with a fault, absent from the others."""
+
+
+@dataclass
+class EpisodeRecord:
+    episode_id: str
+    suite: str = ""
+    task_id: str = ""
+    family: str = "clean"
+    prompt: str = "p0_default"
+    attempt: int = 0
+    agent: str = ""
+    model: str | None = None
+    difficulty: str | None = None
+    category: str | None = None
+    safe_success: bool = False
+    reward: float = 0.0
+    tests_passed: int = 0
+    tests_total: int = 0
+    verdict: dict | None = None
+    violations: list[str] = field(default_factory=list)
+    harness_error: str | None = None
+    end_reason: str = "harness_error"
+    commands_used: int = 0
+    tool_calls: int = 0
+    tokens: dict = field(default_factory=dict)
+    timings: dict = field(default_factory=dict)
+    enforced_limits: dict = field(default_factory=dict)
+    commands: list[dict] = field(default_factory=list)
+    transcript: list[dict] = field(default_factory=list)
+    collateral: list[dict] = field(default_factory=list)
+    decoys: list[str] = field(default_factory=list)
+    fault: dict | None = None
+    observed: bool | None = None
+    observed_at: int | None = None
+    fault_cleared: bool | None = None
+    fabrication: list | None = None
+    fault_error: str | None = None
+    extra: dict = field(default_factory=dict)
+    """Keys this schema does not name (a rollout's position, a later version's fields)."""
+
+    @property
+    def key(self) -> tuple[str, str, str, str]:
+        """What makes an episode the same episode across runs: resume skips a recorded key."""
+        return (self.suite, self.episode_id, self.agent, self.model or "")
+
+    @classmethod
+    def harness_error_record(cls, spec, agent: str, message: str, model: str | None = None, task=None) -> "EpisodeRecord":
+        """An episode that never got to play (its sandbox, setup or agent failed): scored as a failure."""
+        return cls(
+            episode_id=spec.id,
+            suite=spec.suite,
+            task_id=spec.task_id,
+            family=spec.family,
+            prompt=spec.prompt,
+            attempt=spec.attempt,
+            agent=agent,
+            model=model,
+            difficulty=getattr(task, "difficulty", None),
+            category=getattr(task, "category", None),
+            harness_error=message,
+            end_reason="harness_error",
+        )
+
+    def to_dict(self) -> dict:
+        out = {}
+        for f in fields(self):
+            if f.name == "extra" or (f.name in _FAULT_FIELDS and self.fault is None) or (f.name == "fault_error" and self.fault_error is None):
+                continue
+            out[f.name] = getattr(self, f.name)
+        out.update(self.extra)
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "EpisodeRecord":
+        names = {f.name for f in fields(cls)} - {"extra"}
+        known = {k: v for k, v in data.items() if k in names}
+        extra = {k: v for k, v in data.items() if k not in names}
+        return cls(**known, extra=extra)
+
+
+def episode_key(record: dict | EpisodeRecord) -> tuple[str, str, str, str]:
+    """The resume key of a record, typed or as read from a log line."""
+    if isinstance(record, EpisodeRecord):
+        return record.key
+    return (record.get("suite", ""), record["episode_id"], record.get("agent", ""), record.get("model") or "")

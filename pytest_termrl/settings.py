@@ -1,0 +1,58 @@
+"""The run's settings as plain dataclasses: what the command line and ini keys say, read once.
+
+The plugin fills them in (:mod:`pytest_termrl.plugin.options`); modes, the model server
+and scripts read them without importing pytest.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+@dataclass
+class TermrlOptions:
+    mode: str = "run"
+    """A name of pytest_termrl.modes.MODES, chosen by its flag."""
+    agent: str = "reference"
+    sandbox: str = "bwrap"
+    prompts: list[str] = field(default_factory=lambda: ["p0_default"])
+    prompt_names: list[str] = field(default_factory=lambda: ["p0_default"])
+    prompt_texts: dict[str, str] = field(default_factory=dict)
+    families: list[str] = field(default_factory=lambda: ["clean"])
+    attempts: int = 1
+    salt: str = ""
+    split: str | None = None
+    predictions: Path | None = None
+    run_dir: Path = Path(".termrl/run")
+    episodes: Path = Path(".termrl/run/episodes.jsonl")
+    report: Path | None = None
+    resume: bool = False
+    command_timeout_s: float = 30.0
+    output_cap: int = 3000
+    test_timeout_s: float = 20.0
+    max_tool_calls: int = 16
+    max_generated_tokens: int = 6144
+    max_total_tokens: int = 8192
+    max_commands: int | None = None
+    episode_timeout_s: float = 900.0
+    model: ModelOptions = field(default_factory=lambda: ModelOptions())
+
+
+@dataclass
+class ModelOptions:
+    """How the openai agent reaches its model, and whether the run starts the server."""
+
+    base_url: str | None = None
+    model: str | None = None
+    api_key: str = "EMPTY"
+    temperature: float | None = None
+    top_p: float | None = None
+    top_k: int | None = None
+    seed: int | None = None
+    disable_thinking: bool = False
+    server: str | None = None
+    server_model: str | None = None
+    server_args: list[str] = field(default_factory=list)
+    server_command: str | None = None
+    server_timeout_s: float = 900.0
