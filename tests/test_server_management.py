@@ -137,7 +137,7 @@ def test_interrupt_while_waiting_stops_the_server(managed, monkeypatch):
     server = managed("--startup-delay", "30")
     pids = []
 
-    def interrupted(self):
+    def interrupted(self, *args):
         pids.append(self.process.pid)
         raise KeyboardInterrupt
 

@@ -4,13 +4,18 @@ The model gets one tool, ``bash``. Each reply with a tool call becomes one comma
 reply without one ends the episode. The agent itself enforces the tool-call and token
 limits, because only it sees the server's usage figures, and it keeps the conversation
 as plain OpenAI-format messages so a transcript loads directly as chat training data.
+
+Every wait on the server (each request, its retries and the pauses between them) ends by
+the episode's deadline (its start plus the wall clock): a server that stalls ends the
+episode as ``timeout`` with the reason in ``Turn.error``, and the run goes on.
 """
 
 from __future__ import annotations
 
 import json
+import threading
 import time
-from typing import Any
+from typing import Any, Callable
 
 import openai
 
@@ -49,6 +54,14 @@ class _Failure(Exception):
 
 class _ContextOverflow(_Failure):
     """The server refused the request because the conversation no longer fits its context."""
+
+
+class _OutOfTime(_Failure):
+    """The episode's wall clock ran out while the agent waited on the server."""
+
+
+class _NoAnswer(Exception):
+    """A call still running when its time was up (it is left behind in its thread)."""
 
 
 class OpenAIAgent(Agent):
@@ -93,9 +106,12 @@ class OpenAIAgent(Agent):
             base_url=base_url, api_key=api_key, max_retries=0, timeout=request_timeout
         )
         self.context: AgentContext | None = None
+        self.deadline = float("inf")
+        """time.monotonic() when the episode's wall clock runs out (set by start())."""
         self.end_reason: str | None = None
         self.error: str | None = None
-        """The server's message when the episode ended with 'server_error' (also Turn.error)."""
+        """Why the server failed the episode ('server_error'), or why the wall clock ran out
+        while the agent waited on it ('timeout'); also Turn.error, hence the harness error."""
         self._reset()
 
     # -- episode -------------------------------------------------------------------------
@@ -116,6 +132,7 @@ class OpenAIAgent(Agent):
         self.usage = AgentUsage()
         self._reset()
         self.context = context
+        self.deadline = time.monotonic() + context.limits.wall_clock_s
         instruction = context.instruction.rstrip()
         if context.limits.max_commands is not None:
             instruction += "\n\n" + budget_sentence(context.limits.max_commands)
@@ -144,11 +161,15 @@ class OpenAIAgent(Agent):
             context_left = limits.max_total_tokens - self._last_context_tokens
             if generated_left <= 0 or context_left <= 0:
                 return self._end("token_limit")
+            if self.time_left() <= 0:  # spent in the shell, not waiting on the server
+                return self._end("timeout")
             try:
                 reply = self._request(max_tokens=min(generated_left, context_left))
             except _ContextOverflow as exc:  # the model's doing, not the harness's: no Turn.error
                 self.end_detail = str(exc)
                 return self._end("token_limit")
+            except _OutOfTime as exc:
+                return self._end("timeout", str(exc))
             except _Failure as exc:
                 return self._end("server_error", str(exc))
             turn = self._handle_reply(reply)
@@ -233,7 +254,6 @@ class OpenAIAgent(Agent):
             "tools": self.tools,
             "tool_choice": "auto",
             "max_tokens": max_tokens,
-            "timeout": self.request_timeout,
         }
         if self.temperature is not None:
             kwargs["temperature"] = self.temperature
@@ -250,21 +270,39 @@ class OpenAIAgent(Agent):
             kwargs["extra_body"] = extra
         return kwargs
 
+    def time_left(self) -> float:
+        """Seconds until the episode's wall clock runs out."""
+        return self.deadline - time.monotonic()
+
     def _request(self, max_tokens: int) -> Any:
-        """One completion, retrying transient failures; records usage; raises _Failure."""
+        """One completion, retrying transient failures; records usage; raises _Failure.
+
+        Each attempt may take at most ``min(time left, request_timeout)``; a pause before a
+        retry that would end past the deadline is not taken.
+        """
         kwargs = self.request_kwargs(max_tokens)
         attempt = 0
+        last: str | None = None
         started = time.monotonic()
         while True:
             t0 = time.monotonic()
+            left = self.deadline - t0
+            timeout = min(left, self.request_timeout)
             try:
-                reply = self.client.chat.completions.create(**kwargs)
+                reply = _call_within(timeout + _GRACE_S, self.client.chat.completions.create,
+                                     timeout=timeout, **kwargs)
                 break
+            except (_NoAnswer, openai.APITimeoutError) as exc:
+                if timeout >= left:  # this attempt had all the time that was left
+                    raise _OutOfTime(self._no_answer(left, attempt, last)) from None
+                transient, overflow = True, False
+                message = (f"APITimeoutError: {exc.message}" if isinstance(exc, openai.APIError)
+                           else f"APITimeoutError: no reply within {_seconds(timeout)} s")
             except openai.APIStatusError as exc:
                 transient = exc.status_code == 429 or exc.status_code >= 500
                 message = f"HTTP {exc.status_code}: {exc.message}"
                 overflow = _is_context_overflow(exc)
-            except openai.APIConnectionError as exc:  # includes timeouts
+            except openai.APIConnectionError as exc:
                 transient, overflow = True, False
                 message = f"{type(exc).__name__}: {exc.message}"
             except openai.OpenAIError as exc:  # e.g. a response that does not parse
@@ -276,13 +314,30 @@ class OpenAIAgent(Agent):
                 raise _Failure(message)
             if attempt >= self.max_retries:
                 raise _Failure(f"{message} (gave up after {attempt + 1} attempts)")
-            time.sleep(min(self.backoff_max_s, self.backoff_s * 2**attempt))
+            pause = min(self.backoff_max_s, self.backoff_s * 2**attempt)
+            if pause >= self.time_left():
+                raise _Failure(f"{message} (gave up after {attempt + 1} attempts: the next "
+                               f"would start after the episode's {self._wall_clock()} s wall "
+                               "clock runs out)")
+            time.sleep(pause)
             attempt += 1
+            last = message
         if not getattr(reply, "choices", None):
             raise _Failure("the server returned no choices")
         self._record_usage(reply, attempts=attempt + 1,
                            latency=time.monotonic() - t0, elapsed=time.monotonic() - started)
         return reply
+
+    def _wall_clock(self) -> str:
+        return f"{self.context.limits.wall_clock_s:g}" if self.context else "?"
+
+    def _no_answer(self, left: float, attempt: int, last: str | None) -> str:
+        """Why the turn ended when the deadline passed during a request."""
+        text = (f"the model server did not answer within the {_seconds(left)} s left of the "
+                f"episode's {self._wall_clock()} s wall clock ({self.base_url})")
+        if last is not None:
+            text += f"; attempt {attempt + 1}, the one before failed with {last}"
+        return text
 
     def _record_usage(self, reply: Any, attempts: int, latency: float, elapsed: float) -> None:
         """Generated tokens add up; the context size is the last prompt plus its completion."""
@@ -323,6 +378,42 @@ class OpenAIAgent(Agent):
     def close(self) -> None:
         if self._own_client:
             self.client.close()
+
+
+_GRACE_S = 0.25
+"""How long past an attempt's own timeout the agent still waits for the client to give up."""
+
+
+def _call_within(seconds: float, fn: Callable[..., Any], **kwargs: Any) -> Any:
+    """``fn(**kwargs)``, or _NoAnswer once ``seconds`` have passed without it returning.
+
+    The client's timeouts bound each connect and each read, not a whole reply: a server that
+    sends a byte now and then would hold a request far past them. The call runs in a daemon
+    thread, so one that is given up on is left behind (its reply, if any, is dropped).
+    """
+    outcome: dict[str, Any] = {}
+
+    def call() -> None:
+        try:
+            outcome["value"] = fn(**kwargs)
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller below
+            outcome["error"] = exc
+
+    worker = threading.Thread(target=call, name="termrl-model-request", daemon=True)
+    worker.start()
+    worker.join(max(seconds, 0.0))
+    if worker.is_alive():
+        raise _NoAnswer
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"]
+
+
+def _seconds(value: float) -> str:
+    """A duration as a person reads it: 12, 3.4, 0.55."""
+    if value >= 10:
+        return f"{value:.0f}"
+    return f"{value:.1f}" if value >= 1 else f"{value:.2f}"
 
 
 def _is_context_overflow(exc: Exception) -> bool:

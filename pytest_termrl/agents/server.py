@@ -155,6 +155,8 @@ class ManagedServer:
         return self
 
     def wait_ready(self) -> None:
+        """Poll until ready; every probe and pause ends by the deadline (``health_timeout_s``),
+        so a server that accepts connections and never answers cannot hold the run longer."""
         deadline = time.monotonic() + self.health_timeout_s
         last = "no answer yet"
         while True:
@@ -164,20 +166,29 @@ class ManagedServer:
                     f"{self.kind} server exited with code {code} before it was ready "
                     f"({self.base_url}); log {self.log_path}:\n{self.log_tail()}"
                 )
-            ready, last = self._probe()
+            ready, seen = self._probe(deadline)
             if ready:
                 return
-            if time.monotonic() >= deadline:
+            last = seen or last  # a probe cut short by the deadline saw nothing new
+            left = deadline - time.monotonic()
+            if left <= 0:
                 raise ServerStartError(
                     f"{self.kind} server not ready within {self.health_timeout_s:g} s "
                     f"({self.base_url}: {last}); log {self.log_path}:\n{self.log_tail()}"
                 )
-            time.sleep(0.25)
+            time.sleep(min(0.25, left))
 
-    def _probe(self) -> tuple[bool, str]:
-        """(ready, what was seen): every readiness path answers 200 and the model is listed."""
+    def _probe(self, deadline: float = float("inf")) -> tuple[bool, str]:
+        """(ready, what was seen): every readiness path answers 200 and the model is listed.
+
+        Each GET may take what is left until ``deadline``, at most 2 s; what was seen is ""
+        when the deadline came before a path could be asked.
+        """
         for path in self.readiness_paths():
-            status, body = _get(f"http://{self.connect_host}:{self.port}{path}")
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False, ""
+            status, body = _get(f"http://{self.connect_host}:{self.port}{path}", min(2.0, left))
             if status != 200:
                 return False, f"GET {path} -> {status or body}"
             if path == "/v1/models":
