@@ -45,12 +45,21 @@ class Mode:
         """The items of one task: (spec, the fault family its markers name)."""
         raise NotImplementedError
 
+    def output_paths(self, options: TermrlOptions) -> list[tuple[str, Path]]:
+        """(what, path) of every file the run writes, checked writable at configure, before any item runs."""
+        log = self.log_file(options)
+        return [(f"{self.name} log", log)] if log is not None else []
+
     def log_line(self, record: dict) -> dict | None:
         """The line the log gets for an item's record (None: nothing logged)."""
         return None
 
-    def setup_failure(self, spec: EpisodeSpec, options: TermrlOptions, message: str) -> dict | None:
-        """The record of an item whose setup failed (None: the failure is only pytest's)."""
+    def failure_record(
+        self, spec: EpisodeSpec, options: TermrlOptions, message: str, *, end_reason: str = "harness_error",
+        model: str | None = None, task=None,
+    ) -> dict | None:
+        """The record of an item that never finished: its setup failed, or its worker died
+        (``end_reason`` 'worker_crashed'). None: the failure is only pytest's."""
         return None
 
     def finish(self, controller, config) -> None:

@@ -7,7 +7,8 @@ import json
 import pytest
 
 from ..episode import EpisodeSpec
-from ..report.episodes import read_records
+from ..report.episodes import latest_per_key
+from ..report.outputs import write_whole
 from ..report.record import EpisodeRecord
 from ..report.summary import format_table, summarize
 from .base import RECORD_KEY, Mode
@@ -47,6 +48,10 @@ class RunMode(Mode):
     def log_file(self, options):
         return options.episodes
 
+    def output_paths(self, options):
+        report = [("JSON summary (--termrl-report)", options.report)] if options.report is not None else []
+        return [("episode log", options.episodes), *report]
+
     def specs(self, suite_id, loaded, options):
         targets = loaded.contract.fault_targets if loaded.contract else {}
         return [
@@ -60,18 +65,22 @@ class RunMode(Mode):
     def log_line(self, record):
         return record
 
-    def setup_failure(self, spec, options, message):
-        return EpisodeRecord.harness_error_record(spec, options.agent, message).to_dict()
+    def failure_record(self, spec, options, message, *, end_reason="harness_error", model=None, task=None):
+        record = EpisodeRecord.harness_error_record(spec, options.agent, message, model=model, task=task)
+        record.end_reason = end_reason
+        return record.to_dict()
 
     def finish(self, controller, config):
+        """The summary of every episode: an earlier run's (with --termrl-resume) and this session's, one record per key."""
         options = controller.options
-        records = read_records(options.episodes) if options.resume else [EpisodeRecord.from_dict(r) for r in controller.records]
-        summary = summarize(records)
+        summary = summarize(latest_per_key([*controller.earlier, *controller.records]).records)
         config.hook.pytest_termrl_modify_report(config=config, summary=summary)
         controller.summary = summary
         if options.report is not None:
-            options.report.parent.mkdir(parents=True, exist_ok=True)
-            options.report.write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n")
+            try:
+                write_whole(options.report, json.dumps(summary, indent=2, sort_keys=True) + "\n")
+            except OSError as exc:
+                controller.write_failed(f"the JSON summary could not be written to {options.report}", exc, options.report)
 
     def summary(self, terminalreporter, controller):
         summary, options = controller.summary, controller.options
@@ -82,7 +91,8 @@ class RunMode(Mode):
             terminalreporter.write_line(line)
         terminalreporter.write_line(f"episode log: {options.episodes}")
         if options.report:
-            terminalreporter.write_line(f"JSON summary: {options.report}")
+            unwritten = " (not written: see below)" if options.report in controller.unwritten else ""
+            terminalreporter.write_line(f"JSON summary: {options.report}{unwritten}")
 
 
 MODE = RunMode()

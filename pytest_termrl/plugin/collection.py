@@ -8,12 +8,16 @@ naming the file and field, and the other tasks still run.
 
 from __future__ import annotations
 
+import fnmatch
+import os
 import types
 from pathlib import Path
 
 import pytest
 
-from ..modes import MODES
+from ..episode import EpisodeSpec
+from ..modes import MODES, Mode
+from ..settings import TermrlOptions
 from ..tasks.contracts import CONTRACTS_FILE
 from ..tasks.suite import LoadedTask, Suite, load_suite
 from .keys import SUITES_KEY, termrl_options
@@ -27,6 +31,34 @@ def is_inside_suite(path: Path) -> bool:
         if (parent / CONTRACTS_FILE).is_file():
             return True
     return False
+
+
+def names_a_suite(args: list[str], norecursedirs: list[str]) -> bool:
+    """Whether collecting these command-line arguments reaches a suite, judged from the files alone.
+
+    True for a contracts.jsonl, anything inside a suite, and a folder with a suite below it
+    (walked as pytest walks: skipping ``norecursedirs``); False for ``--pyargs`` names.
+    """
+    for arg in args:
+        path = Path(os.path.abspath(arg.split("::")[0]))
+        if path.name == CONTRACTS_FILE or (path.exists() and is_inside_suite(path)):
+            return True
+        if path.is_dir():
+            for folder, dirs, files in os.walk(path):
+                if CONTRACTS_FILE in files:
+                    return True
+                dirs[:] = sorted(d for d in dirs if not any(fnmatch.fnmatch(d, p) for p in norecursedirs))
+    return False
+
+
+def suite_grid(suite: Suite, suite_id: str, options: TermrlOptions, mode: Mode) -> list[tuple[LoadedTask, EpisodeSpec, str]]:
+    """The items of one suite in collection order, for the run's mode and split: (task, spec, fault family)."""
+    return [
+        (loaded, spec, family)
+        for loaded in sorted(suite.tasks, key=lambda lt: lt.task.id)
+        if not options.split or loaded.split == options.split
+        for spec, family in mode.specs(suite_id, loaded, options)
+    ]
 
 
 def episode_marks(loaded: LoadedTask, family: str) -> list[pytest.MarkDecorator]:
@@ -77,9 +109,7 @@ class ContractsModule(pytest.Module):
             config.addinivalue_line("markers", f"{name}: pytest-termrl episode marker")
         params = [
             pytest.param(spec, id=spec.id, marks=episode_marks(loaded, family))
-            for loaded in sorted(suite.tasks, key=lambda lt: lt.task.id)
-            if not options.split or loaded.split == options.split
-            for spec, family in mode.specs(suite_id, loaded, options)
+            for loaded, spec, family in suite_grid(suite, suite_id, options, mode)
         ]
         module = types.ModuleType(f"termrl_suite_{suite.name}")
         module.__file__ = str(self.path)

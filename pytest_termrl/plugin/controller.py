@@ -1,62 +1,190 @@
-"""The controller's plugin object: it alone owns the log, the records and the summary.
+"""The controller's plugin object: it alone owns the run directory, the log, the records and the summary.
 
 Registered only on the xdist controller (or in a run without xdist), the way xdist's
 ``DSession`` and pytest-json-report's ``JSONReport`` are; workers only play items and put
-their records on reports.
+their records on reports. The controller claims the run directory (one run at a time, every
+output path writable) before the first episode, records an episode whose worker crashed as
+a harness error, and turns a failed write into a named message and a non-zero exit instead
+of a traceback.
 """
 
 from __future__ import annotations
 
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from ..episode import EpisodeSpec
 from ..modes import Mode
-from ..report.episodes import EpisodeLog, episode_key, read_episodes
-from .keys import CONTROLLER_KEY, ENDPOINT_KEY
+from ..report.episodes import WORKER_CRASHED, EpisodeLog, describe_os_error, episode_key, read_log, settled
+from ..report.outputs import OutputError, RunClaim
 from ..settings import TermrlOptions
+from ..tasks.contracts import CONTRACTS_FILE
+from ..tasks.suite import LoadedTask, load_suite
+from .collection import suite_grid
+from .keys import CONTROLLER_KEY, ENDPOINT_KEY
+from .server import model_endpoint
+
+WRITE_FAILED = pytest.ExitCode.INTERNAL_ERROR
+"""The exit status of a run that could not write some of its results (no traceback: each is named)."""
 
 
 class Controller:
-    def __init__(self, options: TermrlOptions, mode: Mode) -> None:
+    def __init__(self, config, options: TermrlOptions, mode: Mode) -> None:
+        self.config = config
         self.options = options
         self.mode = mode
         self.records: list[dict] = []
         """Every record that came back on a report this session, in arrival order."""
+        self.earlier: list[dict] = []
+        """With --termrl-resume: the log's records from earlier runs, one per episode key."""
         self.summary: dict | None = None
         self.done: set = set()
-        """Keys of episodes an earlier run recorded (with --termrl-resume): not run again."""
-        path = mode.log_file(options)
-        self.log = EpisodeLog(path) if path is not None else None
-        if self.log is not None:
-            if options.resume:
-                self.done = {episode_key(r) for r in read_episodes(path)}
-            else:
-                self.log.rotate()
+        """Keys of episodes an earlier run settled (with --termrl-resume): not run again."""
+        self.notes: list[str] = []
+        """Warnings about what was read (duplicates dropped from the log)."""
+        self.failures: list[str] = []
+        """What could not be written, each naming the episode or file and why: the run exits non-zero."""
+        self.unwritten: set[Path] = set()
+        self.claim: RunClaim | None = None
+        self.log: EpisodeLog | None = None
+        self._grids: dict[Path, dict[str, tuple[EpisodeSpec, LoadedTask]]] = {}
 
+    # -- the run directory ---------------------------------------------------------------
+    def claim_outputs(self) -> None:
+        """Hold the run directory and check every output path; read (resume) or rotate the log.
+
+        Raises OutputError naming the path and why. Called at configure when the command line
+        names a suite, else at the first record; a run that plays no episode writes nothing.
+        """
+        path = self.mode.log_file(self.options)
+        if self.claim is not None or path is None:
+            return
+        self.claim = RunClaim(self.options.run_dir, self.mode.output_paths(self.options), path)
+        self.log = EpisodeLog(path)
+        if self.options.resume:
+            contents = read_log(path)
+            self.earlier = contents.records
+            self.done = {episode_key(r) for r in contents.records if settled(r)}
+            if contents.warning():
+                self.notes.append(f"pytest-termrl: {contents.warning()}")
+        else:
+            self.log.rotate()
+
+    def pytest_unconfigure(self, config):
+        if self.claim is not None:
+            self.claim.release()
+
+    # -- records ---------------------------------------------------------------------------
     def pytest_runtest_logreport(self, report):
         record = getattr(report, "termrl_episode", None)
         if record is None:
             return
         self.records.append(record)
         line = self.mode.log_line(record)
-        if line is not None and self.log is not None:
-            self.log.append(line)
+        if line is None:
+            return
+        try:
+            self.claim_outputs()
+            if self.log is not None:
+                self.log.append(line)
+        except (OSError, OutputError) as exc:
+            log = self.mode.log_file(self.options)
+            self.write_failed(f"episode {line['episode_id']} could not be recorded in {log}", exc, log)
 
+    def write_failed(self, what: str, exc: OSError | OutputError, path: Path | None = None) -> None:
+        """Name what could not be written and why, now and in the summary; the run will exit non-zero."""
+        reason = describe_os_error(exc) if isinstance(exc, OSError) else str(exc)
+        message = f"pytest-termrl: {what}: {reason}"
+        self.failures.append(message)
+        if path is not None:
+            self.unwritten.add(path)
+        self.say(message)
+
+    def say(self, line: str) -> None:
+        """A line on the terminal now (stderr without a terminal reporter)."""
+        terminal = self.config.pluginmanager.get_plugin("terminalreporter")
+        if terminal is not None:
+            terminal.write_line(line, red=True)
+        else:
+            print(line, file=sys.stderr)
+
+    def crash_record(self, nodeid: str, message: str) -> dict | None:
+        """The harness-error record of the item a crashed worker was playing (None: not an episode of this run)."""
+        found = self.spec_of(nodeid)
+        if found is None:
+            return None
+        spec, loaded = found
+        model = episode_identity(self.config, self.options)[1] or None
+        return self.mode.failure_record(spec, self.options, message, end_reason=WORKER_CRASHED, model=model, task=loaded.task)
+
+    def spec_of(self, nodeid: str) -> tuple[EpisodeSpec, LoadedTask] | None:
+        """The spec behind a node id, from the contracts file it names, collected again on the controller.
+
+        Under xdist the controller collects nothing itself (``DSession.pytest_collection``);
+        the map of each suite's items is built from the same file the workers collected,
+        on the first crash in that suite.
+        """
+        file_part, _, rest = nodeid.partition("::")
+        path = Path(os.path.abspath(Path(str(self.config.rootpath)) / file_part))
+        if path.name != CONTRACTS_FILE or not rest.endswith("]") or "[" not in rest:
+            return None
+        if path not in self._grids:
+            try:
+                suite = load_suite(path, require_contracts=self.mode.require_contracts)
+            except Exception:  # noqa: BLE001 - a suite that no longer loads: the crash stays pytest's alone
+                return None
+            grid = suite_grid(suite, str(path.parent), self.options, self.mode)
+            self._grids[path] = {spec.id: (spec, loaded) for loaded, spec, _ in grid}
+        return self._grids[path].get(rest[rest.index("[") + 1 : -1])
+
+    # -- the end of the run ----------------------------------------------------------------
     def pytest_sessionfinish(self, session):
         if self.log is not None:
             self.log.close()
-        self.mode.finish(self, session.config)
+        try:
+            self.mode.finish(self, session.config)
+        except OSError as exc:
+            self.write_failed(f"the {self.mode.name} results could not be written", exc)
+        if self.failures and session.exitstatus not in (pytest.ExitCode.INTERRUPTED, pytest.ExitCode.USAGE_ERROR):
+            session.exitstatus = WRITE_FAILED
 
     def pytest_terminal_summary(self, terminalreporter):
         self.mode.summary(terminalreporter, self)
+        if not (self.notes or self.failures):
+            return
+        terminalreporter.write_sep("=", "pytest-termrl: log and output problems", red=bool(self.failures), yellow=not self.failures)
+        for line in self.notes:
+            terminalreporter.write_line(line, yellow=True)
+        for line in self.failures:
+            terminalreporter.write_line(line, red=True)
+        if self.failures:
+            terminalreporter.write_line(
+                f"pytest-termrl: {len(self.failures)} result(s) not written: the run exits with status {int(WRITE_FAILED)}; "
+                "after freeing the space, --termrl-resume plays the episodes the log lacks", red=True)
 
 
 class XdistController:
-    """Registered on the controller only when xdist is present: hands its knowledge to each worker."""
+    """Registered on the controller only when xdist is present: hands its knowledge to each worker, records crashes."""
+
+    def __init__(self, controller: Controller) -> None:
+        self.controller = controller
 
     def pytest_configure_node(self, node):
-        controller = node.config.stash.get(CONTROLLER_KEY, None)
-        node.workerinput["termrl_done"] = [list(k) for k in sorted(controller.done)] if controller else []
+        node.workerinput["termrl_done"] = [list(k) for k in sorted(self.controller.done)]
         endpoint = node.config.stash.get(ENDPOINT_KEY, None)
         if endpoint is not None:
             node.workerinput["termrl_endpoint"] = list(endpoint)
+
+    def pytest_handlecrashitem(self, crashitem, report, sched):
+        """A worker died playing ``crashitem``: its failed report carries a ``worker_crashed`` record."""
+        record = self.controller.crash_record(crashitem, str(report.longrepr))
+        if record is not None:
+            report.termrl_episode = record
+            self.controller.say(f"pytest-termrl: episode {record['episode_id']} was lost with its worker: recorded as a "
+                                f"harness error (end reason {WORKER_CRASHED}); --termrl-resume plays it again")
 
 
 def done_keys(config) -> set:
@@ -65,3 +193,12 @@ def done_keys(config) -> set:
         controller = config.stash.get(CONTROLLER_KEY, None)
         return controller.done if controller else set()
     return {tuple(k) for k in config.workerinput.get("termrl_done", [])}
+
+
+def episode_identity(config, options: TermrlOptions) -> tuple[str, str]:
+    """(agent, model) of this run's episode keys, as --termrl-agent and the endpoint name them."""
+    if options.agent != "openai":
+        return options.agent, ""
+    from ..agents.model_run import model_name
+
+    return options.agent, model_name(options.model, model_endpoint(config)[1])

@@ -13,11 +13,12 @@ from ..agents.prompts import REPO_PROMPTS_DIR, resolve_prompt
 from ..errors import TermrlError
 from ..modes import MODES, RECORD_KEY
 from ..tasks.contracts import CONTRACTS_FILE
-from .collection import ContractsModule, is_inside_suite
-from .controller import Controller, XdistController, done_keys
-from .keys import CONTROLLER_KEY, OPTIONS_KEY, is_controller, termrl_options
+from ..report.outputs import OutputError
+from .collection import ContractsModule, is_inside_suite, names_a_suite
+from .controller import Controller, XdistController, done_keys, episode_identity
+from .keys import CONTROLLER_KEY, OPTIONS_KEY, SUITES_KEY, is_controller, termrl_options
 from .options import add_options, read_options
-from .server import model_endpoint, start_model_server, stop_model_server
+from .server import start_model_server, stop_model_server
 
 
 def pytest_addoption(parser):
@@ -46,12 +47,19 @@ def pytest_configure(config):
     mode = MODES[options.mode]
     config.pluginmanager.register(_module_of(mode), f"termrl-mode-{mode.name}")  # the mode's fixture
     if is_controller(config):
-        start_model_server(config, options)
-        controller = Controller(options, mode)
+        controller = Controller(config, options, mode)
+        if names_a_suite(config.args, config.getini("norecursedirs")):
+            # Before the model server starts and before any episode: one run per run directory,
+            # every output path writable. A run that names no suite claims nothing.
+            try:
+                controller.claim_outputs()
+            except (OutputError, OSError) as exc:
+                raise pytest.UsageError(f"pytest-termrl: {exc}") from None
         config.stash[CONTROLLER_KEY] = controller
         config.pluginmanager.register(controller, "termrl-controller")
         if config.pluginmanager.hasplugin("xdist"):
-            config.pluginmanager.register(XdistController(), "termrl-xdist")
+            config.pluginmanager.register(XdistController(controller), "termrl-xdist")
+        start_model_server(config, options)
 
 
 def _resolve_prompts(config, options) -> None:
@@ -101,11 +109,7 @@ def pytest_collection_modifyitems(session, config, items):
     done = done_keys(config)
     if not done or not MODES[options.mode].resumable:
         return
-    agent, model = options.agent, ""
-    if options.agent == "openai":
-        from ..agents.model_run import model_name
-
-        model = model_name(options.model, model_endpoint(config)[1])
+    agent, model = episode_identity(config, options)
     keep, skip = [], []
     for item in items:
         spec = item.callspec.params.get("termrl_spec") if hasattr(item, "callspec") else None
@@ -131,7 +135,9 @@ def pytest_runtest_makereport(item, call):
         if spec is not None:
             options = termrl_options(item.config)
             message = str(report.longrepr).strip().splitlines()[-1] if report.longrepr else "setup failed"
-            failure = MODES[options.mode].setup_failure(spec, options, message)
+            model = episode_identity(item.config, options)[1] or None
+            loaded = item.config.stash.get(SUITES_KEY, {}).get((spec.suite, spec.task_id))
+            failure = MODES[options.mode].failure_record(spec, options, message, model=model, task=loaded and loaded.task)
             if failure is not None:
                 report.termrl_episode = failure
     return report

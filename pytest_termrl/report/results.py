@@ -2,6 +2,8 @@
 
 python -m pytest_termrl.report.results EPISODES.jsonl [...] --out results/NAME.json
 writes the summary (per agent x prompt x family, bootstrap CIs) and prints it as Markdown.
+Every episode counts once: of the records sharing an episode key (in one log, or across the
+logs given, in the order given) the last is kept, and the duplicates dropped are said on stderr.
 """
 
 from __future__ import annotations
@@ -11,7 +13,8 @@ import json
 import sys
 from pathlib import Path
 
-from .episodes import read_episodes
+from .episodes import describe_os_error, latest_per_key, read_episodes
+from .outputs import write_whole
 from .summary import summarize
 
 
@@ -35,15 +38,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("episodes", nargs="+", type=Path, help="episode JSONL files of one or more runs")
     parser.add_argument("--out", type=Path, help="write the JSON summary here")
     args = parser.parse_args(argv)
-    records = [r for path in args.episodes for r in read_episodes(path)]
-    if not records:
-        print(f"no episode records in {', '.join(map(str, args.episodes))}", file=sys.stderr)
+    contents = latest_per_key([r for path in args.episodes for r in read_episodes(path)], ", ".join(map(str, args.episodes)))
+    if not contents.records:
+        print(f"no episode records in {contents.source}", file=sys.stderr)
         return 1
-    summary = summarize(records)
+    if contents.warning():
+        print(f"warning: {contents.warning()}", file=sys.stderr)
+    summary = summarize(contents.records)
     summary["sources"] = [str(p) for p in args.episodes]
     if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n")
+        try:
+            write_whole(args.out, json.dumps(summary, indent=2, sort_keys=True) + "\n")
+        except OSError as exc:
+            print(f"cannot write {args.out}: {describe_os_error(exc)}", file=sys.stderr)
+            return 1
     print(markdown_table(summary))
     return 0
 
