@@ -45,9 +45,10 @@ def summary(values: list[float]) -> dict:
 def bench_environment(suite: Path, split: str, tasks: list[str] | None, rollouts: int) -> dict:
     """Rollouts through the environment with the reference solution, finished as one batch."""
     from pytest_termrl.training.data import grpo_rows
-    from pytest_termrl.training.env import RolloutSession, make_harness
+    from pytest_termrl.harness import default_harness
+    from pytest_termrl.training.env import RolloutSession
 
-    harness = make_harness()
+    harness = default_harness(prompts=["p0_default"])
     rows = grpo_rows(suite, split, ["clean"], tasks=tasks, harness=harness)
     session = RolloutSession(harness, model_name="bench", finish_batch_together=True)
     picked = [rows[i % len(rows)] for i in range(rollouts)]

@@ -24,12 +24,13 @@ from pytest_termrl.agents.base import EpisodeLimits
 from pytest_termrl.agents.builtin import ScriptedAgent
 from pytest_termrl.agents.openai_agent import BASH_TOOL, NOT_RUN, OpenAIAgent, budget_sentence
 from pytest_termrl.episode import EpisodeSpec
+from pytest_termrl.harness import default_harness
 from pytest_termrl.report.episodes import read_episodes
 from pytest_termrl.tasks.suite import load_suite
 from pytest_termrl.training import data as tdata
 from pytest_termrl.training.arms import ArmsPlan, comparison, format_comparison, make_arms, paired_bootstrap_diff, run_arms
 from pytest_termrl.training.data import SftDataOptions, TestSplitError, TrainingDataError, build_sft_data, grpo_rows
-from pytest_termrl.training.env import ENDED_TEXT, RolloutSession, make_harness
+from pytest_termrl.training.env import ENDED_TEXT, RolloutSession
 
 TRAIN_TASKS = ("log_error_counts", "perms_from_spec")
 SPLITS = {"train": list(TRAIN_TASKS), "dev_search": ["config_ini_update"], "test": ["checksum_verify"]}
@@ -54,7 +55,7 @@ def logs(tmp_path_factory):
     root = tmp_path_factory.mktemp("training-logs")
     suite = make_suite(root / "suite")
     oracle, noop = root / "oracle.jsonl", root / "noop.jsonl"
-    done = run_plugin(suite, root, oracle, "--termrl-agent=oracle")
+    done = run_plugin(suite, root, oracle, "--termrl-agent=reference")
     assert done.returncode == 0, done.stdout + done.stderr
     done = run_plugin(suite, root, noop, "--termrl-agent=noop")
     assert done.returncode == 1, done.stdout + done.stderr
@@ -179,7 +180,7 @@ def test_sft_data_dedups_caps_filters_and_trims(logs, tmp_path):
 
 # -- GRPO rows ------------------------------------------------------------------------------
 def test_grpo_rows_are_the_agents_first_messages_in_a_salted_order(logs):
-    harness = make_harness(limits=EpisodeLimits(max_commands=5))
+    harness = default_harness(prompts=["p0_default"], limits=EpisodeLimits(max_commands=5))
     rows = grpo_rows(logs["suite"], "train", ["clean"], salt="a", repeats=3, harness=harness)
     assert len(rows) == 6 and {r["task_id"] for r in rows} == set(TRAIN_TASKS)
     assert rows == grpo_rows(logs["suite"], "train", ["clean"], salt="a", repeats=3, harness=harness)
@@ -234,7 +235,7 @@ def replay(harness, suite_root: Path, task_id: str, commands: list[str]):
 
 def test_environment_plays_real_episodes_and_its_reward_is_the_harness_reward(logs, tmp_path):
     suite = logs["suite"]
-    harness = make_harness()
+    harness = default_harness(prompts=["p0_default"])
     rows = {r["task_id"]: r for r in grpo_rows(suite, "train", ["clean"], harness=harness)}
     session = RolloutSession(harness, model_name="test-model", episodes=tmp_path / "rollouts.jsonl")
     plans = [
@@ -269,7 +270,7 @@ def test_environment_plays_real_episodes_and_its_reward_is_the_harness_reward(lo
 
 
 def test_environment_limits_answer_calls_as_not_run(logs):
-    harness = make_harness(limits=EpisodeLimits(max_commands=1, max_tool_calls=3))
+    harness = default_harness(prompts=["p0_default"], limits=EpisodeLimits(max_commands=1, max_tool_calls=3))
     row = grpo_rows(logs["suite"], "train", ["clean"], tasks=["log_error_counts"], harness=harness)[0]
     session = RolloutSession(harness)
     env = session.factory()
@@ -357,7 +358,7 @@ def test_arm_command_lines(tmp_path):
     # The plugin's own option parser accepts every flag, and vLLM gets its arguments in order.
     from _pytest.config.argparsing import Parser
 
-    from pytest_termrl.options import add_options
+    from pytest_termrl.plugin.options import add_options
 
     parser = Parser(_ispytest=True)
     add_options(parser)
@@ -460,7 +461,7 @@ def test_cpu_smoke_sft_then_grpo_on_real_episodes(tmp_path):
     torch.manual_seed(0)
     suite = make_suite(tmp_path / "suite", {"train": list(TRAIN_TASKS)})
     episodes = tmp_path / "oracle.jsonl"
-    done = run_plugin(suite, tmp_path, episodes, "--termrl-agent=oracle", "--termrl-split=train")
+    done = run_plugin(suite, tmp_path, episodes, "--termrl-agent=reference", "--termrl-split=train")
     assert done.returncode == 0, done.stdout + done.stderr
 
     # Data and the tiny model, through the command line.

@@ -15,6 +15,8 @@ REPO_PROMPTS_DIR = Path(__file__).resolve().parents[2] / "prompts"
 """The repository's ``prompts/`` folder (present in a source checkout)."""
 
 DEFAULT_PROMPT = "p0_default"
+FALLBACK_PROMPT = "You are working in a Linux terminal. Use the bash tool to complete the user's task."
+"""The text of the default prompt where no ``p0_default.txt`` is found (an installed package)."""
 
 
 class PromptNotFoundError(TermrlError, LookupError):
@@ -69,3 +71,13 @@ def load_prompt(
 
 def _found_in(name: str, dirs: list[Path]) -> bool:
     return any((d / f"{name}.txt").is_file() for d in dirs)
+
+
+def resolve_prompt(name_or_path: str | Path, search_dirs: Iterable[Path | str] | None = None) -> tuple[str, str]:
+    """Like :func:`load_prompt`, but the default prompt falls back to :data:`FALLBACK_PROMPT` when no file has it."""
+    try:
+        return load_prompt(name_or_path, search_dirs)
+    except PromptNotFoundError:
+        if name_or_path != DEFAULT_PROMPT:
+            raise
+        return DEFAULT_PROMPT, FALLBACK_PROMPT

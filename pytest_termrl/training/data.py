@@ -20,13 +20,17 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..agents.conversation import initial_messages, tool_schemas
+from ..episode import EpisodeSpec
 from ..errors import TermrlError
-from ..options import FAMILY_ALIASES
+from ..faults import ALIASES, CLEAN, FAMILIES
+from ..harness import Harness, default_harness
 from ..report.episodes import read_episodes
+from ..report.record import EpisodeRecord
 from ..tasks.suite import SPLITS, SPLITS_FILE, Suite, load_suite
 
 TEST_SPLIT = "test"
-HELD_OUT_FAMILIES = tuple(FAMILY_ALIASES["heldout"])
+HELD_OUT_FAMILIES = tuple(ALIASES["heldout"])
 """Fault families kept out of training (measured only at evaluation)."""
 NOT_RUN_MARK = "[the command was not run"
 
@@ -41,11 +45,9 @@ class TestSplitError(TrainingDataError):
     __test__ = False  # not a pytest test class, whatever its name
 
 
-def tool_schemas() -> list[dict]:
-    """The tool schemas a model is sent with every request (the openai agent's), as plain dicts."""
-    from ..agents.openai_agent import OpenAIAgent
-
-    return json.loads(json.dumps(OpenAIAgent.tools))
+def supported_families() -> list[str]:
+    """Families a training rollout can play: clean and every fault family but the held-out ones."""
+    return sorted(name for name in [CLEAN, *FAMILIES] if name not in HELD_OUT_FAMILIES)
 
 
 # -- suites and splits -------------------------------------------------------------------
@@ -184,9 +186,9 @@ def action_key(messages: list[dict]) -> str:
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
 
 
-def is_recovery(record: dict) -> bool:
+def is_recovery(record: EpisodeRecord) -> bool:
     """A safe success after a fault the agent observed (the episode recovered from it)."""
-    return record.get("family", "clean") != "clean" and bool(record.get("observed"))
+    return record.family != "clean" and bool(record.observed)
 
 
 @dataclass
@@ -234,13 +236,13 @@ def build_sft_data(
     index = SuiteIndex(suites)
     out = Path(out)
     report = SftDataReport(out=out)
-    records: list[tuple[str, int, dict]] = []
+    records: list[tuple[str, int, EpisodeRecord]] = []
     for name in episode_files:
         path = Path(name)
         if not path.is_file():
             raise TrainingDataError(f"episode log not found: {path}")
-        for position, record in enumerate(read_episodes(path)):
-            records.append((str(path), position, record))
+        for position, line in enumerate(read_episodes(path)):
+            records.append((str(path), position, EpisodeRecord.from_dict(line)))
     report.read = len(records)
 
     # The split check covers every record, kept or not: a test task in a training input is an error.
@@ -248,12 +250,12 @@ def build_sft_data(
     unsplit: set[str] = set()
     split_of: dict[tuple[str, str], str | None] = {}
     for source, _, record in records:
-        key = (record.get("suite", ""), record["task_id"])
+        key = (record.suite, record.task_id)
         if key not in split_of:
             suite, split = index.split_of(*key)
             split_of[key] = split
             if split is None:
-                unsplit.add(f"{suite.name}/{record['task_id']}")
+                unsplit.add(f"{suite.name}/{record.task_id}")
         if split_of[key] == TEST_SPLIT:
             test_tasks[f"{Path(key[0]).name}/{key[1]}"].add(source)
     if test_tasks:
@@ -268,13 +270,13 @@ def build_sft_data(
     families = options.families
     candidates: dict[str, list[tuple]] = defaultdict(list)
     for source, position, record in records:
-        task_key = f"{Path(record.get('suite', '')).name}/{record['task_id']}"
-        split = split_of[(record.get("suite", ""), record["task_id"])]
-        family = record.get("family", "clean")
+        task_key = f"{Path(record.suite).name}/{record.task_id}"
+        split = split_of[(record.suite, record.task_id)]
+        family = record.family
         if split is not None and "any" not in options.splits and split not in options.splits:
             report.skipped[f"task of split {split}"] += 1
             continue
-        if not record.get("safe_success") or record.get("harness_error"):
+        if not record.safe_success or record.harness_error:
             report.skipped["not a safe success"] += 1
             continue
         if families is not None and family not in families:
@@ -286,15 +288,15 @@ def build_sft_data(
         if options.recovered_only and not is_recovery(record):
             report.skipped["no recovery from an observed fault"] += 1
             continue
-        if options.max_commands is not None and record.get("commands_used", 0) > options.max_commands:
+        if options.max_commands is not None and record.commands_used > options.max_commands:
             report.skipped[f"over {options.max_commands} command(s)"] += 1
             continue
         try:
-            messages = chat_messages(record.get("transcript") or [])
+            messages = chat_messages(record.transcript or [])
         except SkipExample as exc:
             report.skipped[str(exc)] += 1
             continue
-        candidates[task_key].append((record.get("commands_used", 0), source, position, record, messages))
+        candidates[task_key].append((record.commands_used, source, position, record, messages))
 
     tools = json.dumps(tool_schemas())
     rows = []
@@ -315,13 +317,13 @@ def build_sft_data(
                 {
                     "messages": messages,
                     "tools": tools,
-                    "task_id": record["task_id"],
-                    "suite": Path(record.get("suite", "")).name,
-                    "family": record.get("family", "clean"),
-                    "episode_id": record.get("episode_id"),
-                    "agent": record.get("agent"),
-                    "model": record.get("model"),
-                    "reward": float(record.get("reward", 0.0)),
+                    "task_id": record.task_id,
+                    "suite": Path(record.suite).name,
+                    "family": record.family,
+                    "episode_id": record.episode_id,
+                    "agent": record.agent,
+                    "model": record.model,
+                    "reward": float(record.reward),
                     "commands_used": commands,
                     "source": f"{source}:{position + 1}",
                 }
@@ -343,22 +345,6 @@ def salted_order(salt: str, key: str) -> str:
     return hashlib.sha256(f"{salt}\x00{key}".encode()).hexdigest()
 
 
-def initial_messages(context) -> list[dict]:
-    """The conversation a model starts from: exactly what the openai agent sends first."""
-    from ..agents.openai_agent import OpenAIAgent
-
-    agent = OpenAIAgent(base_url="http://unused.invalid/v1", model="unused", client=_NoClient())
-    agent.start(context)
-    return [dict(m) for m in agent.messages]
-
-
-class _NoClient:
-    """Stands in for the OpenAI client: building the first messages sends no request."""
-
-    def close(self) -> None:  # pragma: no cover - never owned
-        pass
-
-
 def grpo_rows(
     suite_root: Path | str,
     split: str = "train",
@@ -368,7 +354,7 @@ def grpo_rows(
     prompt: str = "p0_default",
     repeats: int = 1,
     tasks: list[str] | None = None,
-    harness=None,
+    harness: Harness | None = None,
 ) -> list[dict]:
     """One row per task x family x repeat of a suite's split, in a salted, reproducible order.
 
@@ -376,9 +362,6 @@ def grpo_rows(
     the command budget sentence when one applies) and what the environment needs to play
     the episode: suite, task, family, prompt name, row id and the salt.
     """
-    from ..episode import EpisodeSpec
-    from .env import supported_families
-
     check_splits_allowed([split])
     root = Path(suite_root).resolve()  # episodes name their suite by its absolute root, as the plugin's do
     if root.name == "contracts.jsonl":
@@ -393,9 +376,7 @@ def grpo_rows(
         if family not in known:
             raise TrainingDataError(f"fault family {family!r} is not supported by the training environment yet; supported: {', '.join(known)}")
     if harness is None:
-        from .env import make_harness
-
-        harness = make_harness(prompts=[prompt])
+        harness = default_harness(prompts=[prompt])
     prompt_name = prompt_name_of(prompt)
     rows = []
     selected = [lt for lt in suite.tasks if (tasks is None or lt.task.id in tasks)]

@@ -26,61 +26,23 @@ from __future__ import annotations
 
 import atexit
 import itertools
+import json
 import queue
 import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..agents.base import Agent, AgentContext, EpisodeLimits, Observation, Turn
-from ..episode import EpisodeOutcome, EpisodeSettings, EpisodeSpec
+from ..agents.base import Agent, AgentContext, Observation, Turn
+from ..agents.conversation import initial_messages
+from ..agents.openai_agent import NOT_RUN
+from ..episode import EpisodeOutcome, EpisodeSpec
 from ..harness import Harness
-from ..options import FAMILY_ALIASES, KNOWN_FAMILIES
 from ..report.episodes import EpisodeLog
+from ..report.record import EpisodeRecord
 from ..tasks.suite import LoadedTask, load_suite
 
 ENDED_TEXT = "[the command was not run: the episode ended ({reason})]"
-
-
-def supported_families() -> list[str]:
-    """Families a training rollout can play: clean and every fault family but the held-out ones."""
-    return sorted(name for name in KNOWN_FAMILIES if name not in FAMILY_ALIASES["heldout"])
-
-
-# -- the harness a trainer uses -----------------------------------------------------------
-def make_harness(
-    prompts: list[str] = ("p0_default",),
-    *,
-    sandbox: str = "bwrap",
-    limits: EpisodeLimits | None = None,
-    command_timeout_s: float = 30.0,
-    test_timeout_s: float = 20.0,
-    output_cap: int = 3000,
-) -> Harness:
-    """A harness with the plugin's defaults: bwrap sandboxes, prompt texts by name."""
-    from ..agents.prompts import REPO_PROMPTS_DIR, PromptNotFoundError, load_prompt
-    from ..sandbox import SandboxSettings, make_backend
-    from ..sandbox.bwrap import default_workroot
-
-    texts = {}
-    for value in prompts:
-        try:
-            name, text = load_prompt(value, [Path.cwd() / "prompts", REPO_PROMPTS_DIR])
-        except PromptNotFoundError:
-            if value != "p0_default":
-                raise
-            from ..plugin import FALLBACK_PROMPT
-
-            name, text = value, FALLBACK_PROMPT
-        texts[name] = text
-    settings = SandboxSettings(command_timeout_s=command_timeout_s, output_cap_chars=output_cap)
-    backend = make_backend(sandbox, settings, default_workroot())
-    backend.cleanup_stale()
-    return Harness(
-        backend=backend,
-        settings=EpisodeSettings(limits or EpisodeLimits(), command_timeout_s, test_timeout_s),
-        prompts=texts,
-    )
 
 
 # -- the agent the episode loop sees -------------------------------------------------------
@@ -107,8 +69,6 @@ class BridgeAgent(Agent):
         self._seq = 0
 
     def start(self, context: AgentContext) -> None:
-        from .data import initial_messages
-
         self.context = context
         self.messages = initial_messages(context)
 
@@ -125,23 +85,15 @@ class BridgeAgent(Agent):
         self._seq += 1
         self._pending = f"call_{self._seq}"
         self.usage.tool_calls += 1
-        call = {"id": self._pending, "type": "function", "function": {"name": "bash", "arguments": _json({"command": item})}}
+        call = {"id": self._pending, "type": "function", "function": {"name": "bash", "arguments": json.dumps({"command": item})}}
         self.messages.append({"role": "assistant", "content": "", "tool_calls": [call]})
         return Turn(command=item)
 
     def transcript(self) -> list[dict]:
         messages = [dict(m) for m in self.messages]
         if self._pending is not None:
-            from ..agents.openai_agent import NOT_RUN
-
             messages.append({"role": "tool", "tool_call_id": self._pending, "content": NOT_RUN})
         return messages
-
-
-def _json(value) -> str:
-    import json
-
-    return json.dumps(value)
 
 
 # -- one rollout = one episode in a thread --------------------------------------------------
@@ -193,10 +145,12 @@ class Rollout:
                 except Exception as exc:  # noqa: BLE001
                     error = error or f"sandbox close: {exc}"
         if outcome is not None:
-            record = outcome.to_record()
+            record = outcome.to_record().to_dict()
             reward = outcome.reward
         else:
-            record = self._error_record(error or "episode did not run")
+            agent = self.agent
+            message = error or "episode did not run"
+            record = EpisodeRecord.harness_error_record(self.spec, agent.name, message, agent.model, self.loaded.task).to_dict()
             reward = 0.0
         record["rollout"] = {"index": self.index, "batch": self.session.batch, "row_id": self.row.get("row_id"), "salt": self.salt}
         self.result = RolloutResult(outcome, record, reward)
@@ -204,16 +158,6 @@ class Rollout:
         self.ended.set()
         self.agent.observations.put(_END)  # a command the loop stopped before running
         self._done.set()
-
-    def _error_record(self, error: str) -> dict:
-        task = self.loaded.task
-        return {
-            "episode_id": self.spec.id, "suite": self.spec.suite, "task_id": task.id, "family": self.spec.family,
-            "prompt": self.spec.prompt, "attempt": self.spec.attempt, "agent": self.agent.name, "model": self.agent.model,
-            "difficulty": task.difficulty, "category": task.category, "safe_success": False, "reward": 0.0,
-            "tests_passed": 0, "tests_total": 0, "verdict": None, "violations": [], "harness_error": error,
-            "end_reason": "harness_error", "commands_used": 0, "tool_calls": 0, "commands": [], "transcript": [],
-        }
 
     def run(self, command: str) -> str:
         """Run one command of the model's; the observation text (or why it did not run)."""

@@ -24,9 +24,11 @@ from pathlib import Path
 from typing import Callable
 
 from ..agents.base import EpisodeLimits
+from ..agents.conversation import tool_schemas
+from ..harness import default_harness
 from .config import to_dict
-from .data import grpo_rows, tool_schemas
-from .env import RolloutSession, make_harness
+from .data import grpo_rows
+from .env import RolloutSession
 from .sft import load_model_and_tokenizer, lora_config, save_adapter, use_bf16
 
 
@@ -167,9 +169,9 @@ def train_grpo(
 
     out = Path(options.out)
     limits = EpisodeLimits(max_tool_calls=options.max_tool_calls, max_commands=options.max_commands, wall_clock_s=options.episode_timeout)
-    harness = make_harness(
-        [options.prompt], sandbox=options.sandbox, limits=limits, command_timeout_s=options.command_timeout,
-        test_timeout_s=options.test_timeout, output_cap=options.output_cap,
+    harness = default_harness(
+        options.sandbox, [options.prompt], limits=limits, command_timeout_s=options.command_timeout,
+        output_cap=options.output_cap, per_test_timeout_s=options.test_timeout,
     )
     rows = grpo_rows(
         options.suite, options.split, options.families, salt=options.salt, prompt=options.prompt,

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from .data import tool_schemas
+from ..agents.conversation import tool_schemas
 
 SPECIAL_TOKENS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
 """Qwen2.5's control tokens: pad, turn start, turn end (the end-of-turn is the EOS)."""

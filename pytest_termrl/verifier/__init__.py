@@ -1,5 +1,6 @@
 """The verifier: hidden tests in a fresh sandbox, authenticated per-test results."""
 
-from .verify import TestOutcome, Verdict, run_hidden_tests
+from .verdict import TestOutcome, Verdict
+from .verify import run_hidden_tests, trusted_toolchain
 
-__all__ = ["TestOutcome", "Verdict", "run_hidden_tests"]
+__all__ = ["TestOutcome", "Verdict", "run_hidden_tests", "trusted_toolchain"]

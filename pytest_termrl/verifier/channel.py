@@ -1,5 +1,7 @@
-"""The signed result channel, shared by the two trusted runners (runner.py, script_runner.py).
+"""The signed result channel: the trusted runners' sending end and the harness's check of it.
 
+The runners (runner.py, script_runner.py) key, sign and send with it; the harness checks
+what came back with :func:`authenticated_body`, so the envelope is defined in one place.
 Standard library only: it runs inside the verifier sandbox with ``python -I``, next to the
 runners, and imports nothing from pytest_termrl or the workspace.
 """
@@ -54,3 +56,16 @@ def send_signed(fd, key, body):
     while view:
         view = view[os.write(fd, view):]
     os.close(fd)
+
+
+def authenticated_body(payload, key):
+    """The body ``send_signed`` wrote under ``key``, or None for anything else (forged, torn, empty)."""
+    try:
+        envelope = json.loads(payload.decode().strip().splitlines()[0])
+        body, mac = envelope["body"], envelope["mac"]
+    except (ValueError, KeyError, IndexError, TypeError, UnicodeDecodeError):
+        return None
+    expected = hmac.new(key, body.encode(), hashlib.sha256).hexdigest()
+    if not isinstance(mac, str) or not hmac.compare_digest(mac, expected):
+        return None
+    return json.loads(body)

@@ -2,33 +2,34 @@
 
 Like the pytest verifier it runs after the agent stops, on a snapshot of the home, in a
 fresh sandbox, as the agent's user, with the result returned on the nonce-keyed channel of
-:mod:`.runner` (the trusted wrapper is :mod:`.script_runner`). What differs is the verdict:
+:mod:`.channel` (the trusted wrapper is :mod:`.script_runner`). What differs is the verdict:
 the script writes a reward to ``/logs/verifier/reward.txt`` or ``reward.json``, and the
 episode's single hidden test ``test.sh`` passes when the reward reaches the task's
-threshold (1.0 unless ``extra["grader_reward_threshold"]`` says otherwise).
+threshold (1.0 unless ``task.grader.reward_threshold`` says otherwise).
 
 Inside the verifier sandbox: the task's tests/ folder read-only at ``/tests`` (where Harbor
 puts it), the home at the workdir, ``/logs`` a read-only folder whose ``verifier`` and
 ``agent`` are links into the sandbox's private /tmp (so the script can write its reward
 while nothing outside the sandbox is writable), and ``pytest`` on PATH is the harness's.
 
-``verify.run_hidden_tests`` sends a task here when it asks for its script grader, so
-callers that hold a Task need not know which kind it has.
+``verify.run_hidden_tests`` sends a task here when it asks for its script grader (the
+``"script"`` line of ``verify.GRADERS``), so callers that hold a Task need not know which
+kind it has.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..sandbox.base import Sandbox, SandboxBackend, TrustedMount
+from ..sandbox.base import SandboxBackend, TrustedMount
 from ..tasks.model import Task
-from .verify import RUNNER, RUNNER_INSIDE, TestOutcome, Verdict, grade_snapshot, run_signed, trusted_toolchain
+from .trusted import run_signed, runner_argv, runner_mounts
+from .verdict import TestOutcome, Verdict
 
-SCRIPT_RUNNER = Path(__file__).with_name("script_runner.py")
+SCRIPT_RUNNER = "script_runner.py"
 TESTS_AT = "/tests"
 LOGS_AT = "/logs"
 REWARD_DIR_INSIDE = "/tmp/termrl-logs/verifier"
@@ -69,36 +70,13 @@ class ScriptVerdict(Verdict):
         return data
 
 
-def grader_of(task: Task) -> str:
-    """'script' or 'pytest': ``extra["grader"]`` where an importer set it, else the task's field."""
-    return (task.extra or {}).get("grader") or task.grader
-
-
 def script_of(task: Task) -> Path | None:
-    value = (task.extra or {}).get("grader_script")
-    if value:
-        return Path(value)
+    """The grader script: the one the task names, else ``tests/test.sh`` when present."""
+    if task.grader.script:
+        return Path(task.grader.script)
     if task.tests_dir is not None and (task.tests_dir / SCRIPT_TEST_ID).is_file():
         return task.tests_dir / SCRIPT_TEST_ID
     return None
-
-
-def run_script_grader(
-    backend: SandboxBackend,
-    sandbox: Sandbox,
-    task: Task,
-    inventory: tuple[str, ...] | None,
-    per_test_timeout_s: float = 20.0,
-    scratch: Path | None = None,
-) -> ScriptVerdict:
-    """Snapshot the home and run the task's grader script on the copy (same signature as run_hidden_tests)."""
-    return grade_snapshot(
-        backend,
-        sandbox,
-        scratch,
-        lambda home, snap_dir: _run(backend, home, snap_dir, task, inventory),
-        lambda message: ScriptVerdict(error=f"script grader failed: {message}"),
-    )
 
 
 def _logs_folder(snap_dir: Path) -> Path:
@@ -111,9 +89,10 @@ def _logs_folder(snap_dir: Path) -> Path:
     return logs
 
 
-def _run(backend: SandboxBackend, home: Path, snap_dir: Path, task: Task, inventory) -> ScriptVerdict:
-    extra = task.extra or {}
-    threshold = float(extra.get("grader_reward_threshold") or 1.0)
+def grade(backend: SandboxBackend, home: Path, snap_dir: Path, task: Task, inventory, per_test_timeout_s: float) -> ScriptVerdict:
+    """Run the task's grader script on the home's copy and judge the reward it wrote (no per-test timeout)."""
+    spec = task.grader
+    threshold = float(spec.reward_threshold or 1.0)
     script = script_of(task)
     if script is None or task.tests_dir is None or not script.is_file():
         return ScriptVerdict(error=f"task {task.id!r} has no grader script", threshold=threshold)
@@ -121,22 +100,19 @@ def _run(backend: SandboxBackend, home: Path, snap_dir: Path, task: Task, invent
         script_rel = script.resolve().relative_to(task.tests_dir.resolve()).as_posix()
     except ValueError:
         return ScriptVerdict(error=f"the grader script {script} is not inside the tests folder {task.tests_dir}", threshold=threshold)
-    timeout = min(float(extra.get("verifier_timeout_s") or DEFAULT_TIMEOUT_S), MAX_TIMEOUT_S)
-    mounts = [
-        TrustedMount(task.tests_dir.resolve(), TESTS_AT),
-        TrustedMount(_logs_folder(snap_dir), LOGS_AT),
-        TrustedMount(RUNNER.parent.resolve(), RUNNER_INSIDE),
-        *trusted_toolchain(),
-    ]
-    env = {str(k): str(v) for k, v in (extra.get("grader_env") or {}).items()}
-    argv = [
-        sys.executable, "-I", f"{RUNNER_INSIDE}/{SCRIPT_RUNNER.name}",
-        f"{TESTS_AT}/{script_rel}", str(timeout), task.workdir, REWARD_DIR_INSIDE, json.dumps(env),
-    ]
+    timeout = min(float(spec.timeout_s or DEFAULT_TIMEOUT_S), MAX_TIMEOUT_S)
+    mounts = [TrustedMount(task.tests_dir.resolve(), TESTS_AT), TrustedMount(_logs_folder(snap_dir), LOGS_AT), *runner_mounts()]
+    env = {str(k): str(v) for k, v in spec.env}
+    argv = runner_argv(SCRIPT_RUNNER, f"{TESTS_AT}/{script_rel}", str(timeout), task.workdir, REWARD_DIR_INSIDE, json.dumps(env))
     body, problem = run_signed(backend, home, argv, mounts, timeout + 60, task.workdir, "the grader script")
     if body is None:
         return ScriptVerdict(error=problem, threshold=threshold)
     return judge(body, inventory, threshold)
+
+
+def failed(message: str) -> ScriptVerdict:
+    """The verdict when grading itself raised: a harness error."""
+    return ScriptVerdict(error=f"script grader failed: {message}")
 
 
 def judge(body: dict, inventory: tuple[str, ...] | None, threshold: float = 1.0) -> ScriptVerdict:

@@ -1,0 +1,80 @@
+"""Run a trusted runner on a snapshot of the home, in a fresh sandbox, and take its signed result.
+
+What every grader shares: the snapshot (always removed, any exception a harness error),
+the harness's own interpreter mounted read-only, the runners' folder mounted at
+``RUNNER_INSIDE``, and a fresh key per run, so that only the runner's authenticated body
+counts (:mod:`.channel`).
+"""
+
+from __future__ import annotations
+
+import secrets
+import shutil
+import sys
+import time
+from pathlib import Path
+from typing import Callable
+
+from ..sandbox.base import Sandbox, SandboxBackend, TrustedMount
+from .channel import authenticated_body
+from .verdict import Verdict
+
+RUNNERS_DIR = Path(__file__).parent.resolve()
+"""The folder of the trusted runners (runner.py, script_runner.py, channel.py), shipped as package data."""
+RUNNER_INSIDE = "/opt/termrl/runner"
+
+
+def trusted_toolchain() -> list[TrustedMount]:
+    """The harness's own interpreter and site-packages, at their host paths, read-only."""
+    prefixes = sorted({Path(sys.base_prefix).resolve(), Path(sys.prefix).resolve(), Path(sys.prefix)})
+    mounts = []
+    for prefix in prefixes:
+        if not any(prefix != other and other in prefix.parents for other in prefixes):
+            mounts.append(TrustedMount(prefix, str(prefix)))
+    return mounts
+
+
+def runner_mounts() -> list[TrustedMount]:
+    """The runners' folder and the trusted toolchain: what every grader's sandbox gets."""
+    return [TrustedMount(RUNNERS_DIR, RUNNER_INSIDE), *trusted_toolchain()]
+
+
+def runner_argv(runner: str, *args: str) -> list[str]:
+    """The command line of a trusted runner inside the sandbox: the harness's Python, isolated mode."""
+    return [sys.executable, "-I", f"{RUNNER_INSIDE}/{runner}", *args]
+
+
+def grade_snapshot(
+    backend: SandboxBackend,
+    sandbox: Sandbox,
+    scratch: Path | None,
+    grade: Callable[[Path, Path], Verdict],
+    failed: Callable[[str], Verdict],
+) -> Verdict:
+    """Copy the home, grade the copy with ``grade(home, snapshot folder)``, always remove it.
+
+    Any exception is the harness's failure, turned into a verdict by ``failed``.
+    """
+    started = time.monotonic()
+    snap_dir = (scratch or backend.workroot) / f"snap-{secrets.token_hex(6)}"
+    try:
+        verdict = grade(sandbox.snapshot(snap_dir), snap_dir)
+    except Exception as exc:  # noqa: BLE001 - any failure here is the harness's, reported as such
+        verdict = failed(f"{type(exc).__name__}: {exc}")
+    finally:
+        shutil.rmtree(snap_dir, ignore_errors=True)
+    verdict.duration_s = time.monotonic() - started
+    return verdict
+
+
+def run_signed(backend: SandboxBackend, home: Path, argv: list[str], mounts: list[TrustedMount], timeout_s: float, cwd: str, what: str) -> tuple[dict | None, str]:
+    """Run a trusted runner on a fresh key: (its authenticated body, "") or (None, why there is none)."""
+    key = secrets.token_bytes(32)
+    run = backend.run_isolated(home, argv, mounts, key, timeout_s=timeout_s, cwd=cwd)
+    if run.timed_out:
+        return None, f"{what} did not finish within {timeout_s:g} s"
+    body = authenticated_body(run.payload, key)
+    if body is None:
+        tail = run.log.strip().splitlines()[-5:]
+        return None, f"no authenticated result came back from {what}: " + " | ".join(tail)
+    return body, ""

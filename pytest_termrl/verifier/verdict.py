@@ -1,0 +1,49 @@
+"""The verdict a grader returns: per-test outcomes, the problems beyond them, a harness error."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class TestOutcome:
+    nodeid: str
+    outcome: str
+    message: str = ""
+
+
+@dataclass
+class Verdict:
+    outcomes: list[TestOutcome] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    """Why the run does not count as complete beyond failed tests: missing, extra, skipped..."""
+    error: str | None = None
+    """Set when the verifier itself failed (a harness error: no trustworthy result)."""
+    duration_s: float = 0.0
+
+    @property
+    def passed(self) -> int:
+        return sum(o.outcome == "passed" for o in self.outcomes)
+
+    @property
+    def total(self) -> int:
+        return len(self.outcomes)
+
+    @property
+    def complete(self) -> bool:
+        return self.error is None and not self.problems and self.total > 0 and self.passed == self.total
+
+    @property
+    def fraction(self) -> float:
+        return self.passed / self.total if self.total else 0.0
+
+    def to_dict(self) -> dict:
+        return {
+            "passed": self.passed,
+            "total": self.total,
+            "complete": self.complete,
+            "problems": list(self.problems),
+            "error": self.error,
+            "outcomes": {o.nodeid: o.outcome for o in self.outcomes},
+            "duration_s": round(self.duration_s, 3),
+        }
