@@ -28,7 +28,7 @@ from .errors import SandboxError, TermrlError
 from .harness import Harness, default_harness
 from .sandbox.base import SandboxBackend
 from .tasks.importers import offline_status, scan
-from .tasks.model import Task
+from .tasks.model import ImageSpec, Task
 from .tasks.suite import LoadedTask
 from .verifier.verify import grader_of
 
@@ -67,30 +67,29 @@ class Admission:
 
 def image_problems(task: Task, backend: SandboxBackend) -> list[str]:
     """Why the docker backend cannot get this task's image offline (empty when it can)."""
-    extra = task.extra or {}
     client = getattr(backend, "client", None)
     if client is None:
         return ["no Docker engine to build or hold the image"]
     from .sandbox.image import image_exists
 
-    problems = [why for why in extra.get("needs_docker", ()) if "over the network" in why or "downloads" in why]
-    for image in [extra.get("docker_image")] + list(extra.get("base_images", ())):
+    image_spec = task.image or ImageSpec()
+    problems = [why for why in image_spec.needs_docker if "over the network" in why or "downloads" in why]
+    for image in [image_spec.docker_image, *image_spec.base_images]:
         if image and not image_exists(client, image):
             problems.append(f"the image {image} is not in the engine and cannot be pulled offline")
     return sorted(set(problems))
 
 
 def admit_task(harness: Harness, task: Task, run: bool = True) -> Admission:
-    extra = task.extra or {}
     status, reasons = offline_status(task)
     backend_name = harness.backend.name
-    needs = extra.get("backend", "bwrap")
+    needs = task.backend
     result = Admission(
-        task_id=task.id, format=task.source_format, source=str(extra.get("source_path") or task.root),
+        task_id=task.id, format=task.source.format, source=str(task.source.path or task.root),
         backend=needs, grader=grader_of(task), offline=status,
         reasons=list(reasons) if status == "no" else [], notes=list(reasons) if status != "no" else [],
     )
-    result.notes += list(extra.get("notes", ()))
+    result.notes += list(task.notes)
     if needs == "docker":
         if backend_name != "docker":
             result.offline = "no"
@@ -103,7 +102,7 @@ def admit_task(harness: Harness, task: Task, run: bool = True) -> Admission:
             result.noop_detail = result.reference_detail = "not run: no image"
             return result
         result.reasons = [r for r in result.reasons if not r.startswith("needs its docker image")]
-        result.offline = "no" if result.reasons else "via trusted pytest" if extra.get("grader_note") else "yes"
+        result.offline = "no" if result.reasons else "via trusted pytest" if task.grader.note else "yes"
     if not run:
         return result
     loaded = LoadedTask(task, None)

@@ -210,7 +210,7 @@ def _parse_probe(output: str) -> list[tuple[str, int]]:
 def plan_task(harness: Harness, loaded: LoadedTask) -> AuditPlan:
     """Run the reference once (twice for an unfrozen task) and find every accident's target."""
     task = loaded.task
-    receipt = Receipt(task.id, task.source_format, REFERENCE)
+    receipt = Receipt(task.id, task.source.format, REFERENCE)
     provisional = loaded.contract is None
     if provisional:
         loaded, error = _provisional_contract(loaded, harness)
@@ -255,7 +255,7 @@ def plan_task(harness: Harness, loaded: LoadedTask) -> AuditPlan:
 def run_accident(harness: Harness, plan: AuditPlan, accident: str) -> Receipt:
     """The reference, then one accident, in a fresh sandbox: the grader's and the oracle's verdicts."""
     task = plan.loaded.task
-    receipt = Receipt(task.id, task.source_format, accident, footprint=list(plan.reference.footprint))
+    receipt = Receipt(task.id, task.source.format, accident, footprint=list(plan.reference.footprint))
     if plan.reference.harness_error or not plan.reference.grader_passes:
         receipt.applicable = False
         why = plan.reference.harness_error or plan.reference.grader_output
@@ -410,8 +410,8 @@ def main(argv: list[str] | None = None) -> int:
                     skipped[name] = why
             for item in selected:
                 task = item.task
-                if (task.extra or {}).get("backend") == "docker" and harness.backend.name != "docker":
-                    skipped[task.id] = "needs its docker image: " + "; ".join(task.extra.get("needs_docker", ()))
+                if task.backend == "docker" and harness.backend.name != "docker":
+                    skipped[task.id] = "needs its docker image: " + "; ".join(task.image.needs_docker)
                     continue
                 for receipt in audit_task(harness, item, tuple(args.accident) or ACCIDENTS):
                     receipts.append(receipt)

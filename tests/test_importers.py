@@ -26,7 +26,9 @@ from pytest_termrl.agents.builtin import CommandsAgent, NoopAgent, ReferenceAgen
 from pytest_termrl.errors import SandboxError, TaskFormatError
 from pytest_termrl.tasks.contracts import hash_task_files
 from pytest_termrl.tasks.importers import detect_format, load_any, load_task_dir, offline_status, scan
-from pytest_termrl.tasks.importers.common import analyse_script, plan_dockerfile, solution_wrapper, split_segments
+from pytest_termrl.tasks.importers.dockerfile import plan_dockerfile
+from pytest_termrl.tasks.importers.reference import solution_wrapper
+from pytest_termrl.tasks.importers.scripts import analyse_script, split_segments
 from pytest_termrl.tasks.importers.dockerless import load_dockerless
 from pytest_termrl.tasks.model import Task
 from pytest_termrl.tasks.suite import LoadedTask
@@ -75,7 +77,7 @@ def test_load_any_reads_every_format_in_one_folder(tmp_path):
     shutil.copy(RUNNABLE / "dockerless" / "rows.jsonl", suite / "rows.jsonl")
     shutil.copytree(Path(__file__).parents[1] / "task_suites" / "core" / "log_error_counts", suite / "log_error_counts")
     tasks = load_any(suite)
-    assert sorted((t.id, t.source_format) for t in tasks) == [
+    assert sorted((t.id, t.source.format) for t in tasks) == [
         ("dl_commit_count", "dockerless"), ("dl_count_errors", "dockerless"), ("dl_make_executable", "dockerless"),
         ("hb_word_freq", "harbor"), ("log_error_counts", "native"), ("tb_csv_total", "terminal_bench"),
     ]
@@ -96,51 +98,51 @@ def test_importing_never_writes_into_the_task_directory():
     task = load_task_dir(task_dir)
     assert hash_task_files(task_dir) == before
     assert task.root == task_dir
-    assert Path(task.extra["import_cache"]) not in (task_dir, *task_dir.parents)
+    assert task.source.import_cache not in (task_dir, *task_dir.parents)
 
 
 def test_the_cache_is_reused_and_follows_the_task_contents(tmp_path):
     task_dir = shutil.copytree(RUNNABLE / "terminal_bench" / "tb-csv-total", tmp_path / "tb-csv-total")
     first, again = load_task_dir(task_dir), load_task_dir(task_dir)
-    assert first.extra["import_cache"] == again.extra["import_cache"]
+    assert first.source.import_cache == again.source.import_cache
     (task_dir / "solution.sh").write_text("mkdir -p /app/reports && echo 1234.50 > /app/reports/total.txt\n")
     changed = load_task_dir(task_dir)
-    assert changed.extra["import_cache"] != first.extra["import_cache"]
+    assert changed.source.import_cache != first.source.import_cache
     assert "echo 1234.50" in changed.solution_text()
 
 
 # -- Terminal-Bench ---------------------------------------------------------------------------
 def test_terminal_bench_task_fields():
     task = load_task_dir(RUNNABLE / "terminal_bench" / "tb-csv-total")
-    assert task.id == "tb_csv_total" and task.extra["source_id"] == "tb-csv-total"
-    assert task.source_format == "terminal_bench"
+    assert task.id == "tb_csv_total" and task.source.id == "tb-csv-total"
+    assert task.source.format == "terminal_bench"
     assert task.instruction.startswith("The file /app/sales.csv has a header row")
     assert (task.difficulty, task.category, task.tags) == ("easy", "data_processing", ("csv", "awk"))
     assert task.workdir == "/app"
     assert task.inputs == ("sales.csv",)
     assert task.tests_dir == RUNNABLE / "terminal_bench" / "tb-csv-total" / "tests"
-    assert task.extra["agent_timeout_s"] == 360.0 and task.extra["verifier_timeout_s"] == 60.0
+    assert task.agent_timeout_s == 360.0 and task.grader.timeout_s == 60.0
     # The image's files, without the task's own (task.yaml, tests, solution, ...).
     env = sorted(p.relative_to(task.environment_dir).as_posix() for p in task.environment_dir.rglob("*") if p.is_file())
     assert env == ["notes/README.txt", "sales.csv"]
     # RUN steps: tmux/asciinema are Terminal-Bench's own; the mkdir is replayed in the workdir.
     setup = task.setup_script.read_text()
     assert "cd /app && mkdir -p reports" in setup and "apt-get" not in setup
-    assert any("tmux asciinema" in step for step in task.extra["dropped_steps"])
+    assert any("tmux asciinema" in step for step in task.dropped_steps)
     # The reference runs as its own bash script in /app, not sourced into the agent's shell.
     solution = task.solution_text()
     assert "(cd /app && bash /tmp/termrl-solution/solve.sh)" in solution
     assert "awk -F, 'NR > 1" in solution
-    assert (task.extra["grader"], task.extra["backend"]) == ("pytest", "bwrap")
+    assert (task.grader.kind, task.backend) == ("pytest", "bwrap")
     assert offline_status(task)[0] == "via trusted pytest"
-    assert "run-tests.sh needs the network" in task.extra["grader_note"]
+    assert "run-tests.sh needs the network" in task.grader.note
 
 
 def test_terminal_bench_compound_run_steps_are_replayed_whole():
     task = load_task_dir(RUNNABLE / "terminal_bench" / "tb-git-history")
     setup = task.setup_script.read_text()
     assert "for i in 1 2 3 4 5; do" in setup and "done )" in setup
-    assert task.extra["dropped_steps"] and task.extra["needs_docker"] == []
+    assert task.dropped_steps and task.image.needs_docker == ()
     assert offline_status(task) == ("yes", [])
 
 
@@ -157,7 +159,7 @@ def test_terminal_bench_solution_yaml_becomes_the_reference(tmp_path):
 def test_terminal_bench_tasks_that_cannot_run_offline_say_why():
     tasks = by_id(UNRUNNABLE / "terminal_bench")
     postgres = tasks["tb_postgres_report"]
-    assert postgres.extra["backend"] == "docker"
+    assert postgres.backend == "docker"
     status, reasons = offline_status(postgres)
     assert status == "no"
     text = "\n".join(reasons)
@@ -190,12 +192,12 @@ def test_malformed_terminal_bench_tasks_name_the_file_and_field(name, where, exp
 # -- Harbor ------------------------------------------------------------------------------------
 def test_harbor_task_fields_and_script_grader():
     task = load_task_dir(RUNNABLE / "harbor" / "hb-word-freq")
-    assert (task.id, task.source_format, task.workdir) == ("hb_word_freq", "harbor", "/app")
+    assert (task.id, task.source.format, task.workdir) == ("hb_word_freq", "harbor", "/app")
     assert (task.difficulty, task.category, task.tags) == ("easy", "text_processing", ("text", "counting"))
-    assert task.extra["original_category"] == "text processing"
-    assert task.extra["grader"] == "script" and task.extra["grader_reward_threshold"] == 1.0
-    assert task.extra["grader_script"].endswith("hb-word-freq/tests/test.sh")
-    assert task.extra["verifier_timeout_s"] == 120.0 and task.extra["agent_timeout_s"] == 300.0
+    assert task.source.original_category == "text processing"
+    assert task.grader.kind == "script" and task.grader.reward_threshold == 1.0
+    assert str(task.grader.script).endswith("hb-word-freq/tests/test.sh")
+    assert task.grader.timeout_s == 120.0 and task.agent_timeout_s == 300.0
     assert task.inputs == ("poem.txt",)
     solution = task.solution_text()
     # solution/ travels with solve.sh, and /solution/ points at it.
@@ -206,17 +208,17 @@ def test_harbor_task_fields_and_script_grader():
 
 def test_harbor_pytest_shaped_grader_runs_with_the_trusted_pytest():
     task = load_task_dir(RUNNABLE / "harbor" / "hb-repo-tag")
-    assert task.extra["grader"] == "pytest"
-    assert task.title == "Tag the parser fix as v2.1" and task.extra["source_id"] == "termrl-fixtures/hb-repo-tag"
+    assert task.grader.kind == "pytest"
+    assert task.title == "Tag the parser fix as v2.1" and task.source.id == "termrl-fixtures/hb-repo-tag"
     status, notes = offline_status(task)
     assert status == "via trusted pytest" and "test.sh needs the network" in notes[0]
 
 
 def test_harbor_verifier_env_and_grader_tooling():
     task = load_task_dir(RUNNABLE / "harbor" / "hb-config-json")
-    assert task.extra["grader"] == "script"
-    assert task.extra["grader_env"] == {"APP_ENV": "grading"}
-    assert any("pytest==8.3.3" in step for step in task.extra["dropped_steps"])
+    assert task.grader.kind == "script"
+    assert dict(task.grader.env) == {"APP_ENV": "grading"}
+    assert any("pytest==8.3.3" in step for step in task.dropped_steps)
     assert sorted(p.name for p in task.environment_dir.rglob("*") if p.is_file()) == ["settings.bak", "settings.ini"]
 
 
@@ -225,7 +227,7 @@ def test_harbor_tasks_that_cannot_run_offline_say_why():
     status, reasons = offline_status(tasks["hb_remote_grader"])
     assert status == "no" and reasons[0].startswith("network installs in its grader: line 2: curl")
     prebuilt = tasks["hb_prebuilt_image"]
-    assert prebuilt.extra["backend"] == "docker" and prebuilt.extra["docker_image"] == "harbor-prebuilt:task-650750c3ca77eaea"
+    assert prebuilt.backend == "docker" and prebuilt.image.docker_image == "harbor-prebuilt:task-650750c3ca77eaea"
 
 
 @pytest.mark.parametrize(
@@ -253,7 +255,7 @@ def test_dockerless_rows_become_native_task_directories():
     found = {t.id: t for t in tasks}
     assert sorted(found) == ["dl_commit_count", "dl_count_errors", "dl_make_executable"]
     count = found["dl_count_errors"]
-    assert count.source_format == "dockerless" and count.extra["source_path"].endswith("rows.jsonl:1")
+    assert count.source.format == "dockerless" and count.source.path.endswith("rows.jsonl:1")
     assert (count.root / "task.toml").is_file() and count.root.name == "dl_count_errors"
     assert count.inputs == ("logs/app.log",) and count.category == "logs"
     assert (count.environment_dir / "logs" / "old" / "app.log.1").read_text() == "2024-04-30 ERROR old\n"

@@ -14,7 +14,7 @@ from ..errors import ContractMismatchError, TaskFormatError
 from .contracts import CONTRACTS_FILE, Contract, check_task_files, read_contracts
 from .model import Task
 from .importers import load_dockerless, load_task_dir
-from .importers.common import task_id_from
+from .importers.metadata import task_id_from
 
 SPLITS_FILE = "splits.json"
 SPLITS = ("train", "dev_search", "dev_monitor", "test")
@@ -115,9 +115,9 @@ def load_suite(contracts_path: Path, require_contracts: bool = True) -> Suite:
         for task in tasks:
             present.add(task.id)
             try:
-                admit(task, task.extra["source_path"])
+                admit(task, task.source.path)
             except ContractMismatchError as exc:
-                suite.problems[task.extra["source_path"].rsplit("/", 1)[-1]] = str(exc)
+                suite.problems[task.source.path.rsplit("/", 1)[-1]] = str(exc)
     for task_id in sorted(set(by_id) - present):
         suite.problems[task_id] = f"{contracts_path}: contract for {task_id!r} names no task directory in {root}"
     return suite

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Iterator
 
 from ...errors import SandboxError
-from ...tasks.model import Task
+from ...tasks.model import ImageSpec, Task
 from ..base import CommandResult, Sandbox, TrustedMount
 from ..control_files import HostControlFiles
 from ..hostfs import chown_tree, copy_tree, snapshot_home
@@ -188,13 +188,14 @@ class DockerSandbox(Sandbox):
 
 
 def task_image_for(task: Task, engine: DockerEngine) -> str | None:
-    """The image a task asks for: ``docker_image`` in its extra fields, or its own Dockerfile."""
-    named = task.extra.get("docker_image") if isinstance(task.extra, dict) else None
+    """The image a task asks for: its prebuilt ``image.docker_image``, or the image of its own Dockerfile."""
+    image = task.image or ImageSpec()
+    named = image.docker_image
     if named:
         if not image_exists(engine.client, named):
             raise SandboxError(missing_image_message(named, task.root / "task.toml"))
         return str(named)
-    context = Path(task.extra["dockerfile_dir"]) if isinstance(task.extra, dict) and task.extra.get("dockerfile_dir") else task.root
+    context = image.build_context or task.root
     if (context / "Dockerfile").is_file():
         try:
             return build_task_image(context, client=engine.client)

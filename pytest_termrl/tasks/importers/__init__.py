@@ -5,25 +5,31 @@ file, or a folder holding such things, and returns the Tasks (raising on the fir
 malformed one); ``scan(path)`` returns the tasks that loaded and a problem per broken
 entry, so one broken task never hides the others.
 
-What an imported Task carries in ``extra`` (plain builtins; native tasks leave it empty):
+What an importer learns beyond the native fields is typed on the Task (native tasks keep
+the defaults; ``Task.extra`` stays empty):
 
 =====================  ==================================================================
-``grader``             ``"pytest"`` (the verifier's trusted pytest on ``tests_dir``) or
+``source``             :class:`~pytest_termrl.tasks.model.TaskSource`: the format, the
+                       task's own id, a DockerLess row's ``file:line``, the original
+                       category, the import cache folder
+``grader``             :class:`~pytest_termrl.tasks.model.GraderSpec`: ``kind`` is
+                       ``"pytest"`` (the verifier's trusted pytest on ``tests_dir``) or
                        ``"script"`` (Harbor's tests/test.sh, run by
                        :mod:`pytest_termrl.verifier.script_grader`; reward from
-                       /logs/verifier/reward.txt or reward.json)
-``grader_script``      the script (script graders)
-``grader_reward_threshold``  reward that passes (default 1.0)
-``grader_note``        set when the task's own grader needs the network but its tests run
-                       offline with the trusted pytest ("offline-runnable via trusted pytest")
-``grader_blockers``    why the grader cannot run offline here
+                       /logs/verifier/reward.txt or reward.json), with the script, the
+                       reward that passes (default 1.0), its env and time limit; ``note``
+                       is set when the task's own grader needs the network but its tests
+                       run offline with the trusted pytest ("offline-runnable via trusted
+                       pytest"); ``blockers`` say why the grader cannot run offline here
+``image``              :class:`~pytest_termrl.tasks.model.ImageSpec`: the prebuilt image
+                       or the Dockerfile's build context for the docker backend, its
+                       base images and ENV, and ``needs_docker``: why a bwrap sandbox
+                       cannot stand in for it
 ``backend``            ``"bwrap"`` when bash, git and Python are all the task needs, else
-                       ``"docker"`` (its image must be built or present)
-``needs_docker``       why a bwrap sandbox cannot stand in for the task's image
+                       ``"docker"`` (its image must be built or present); read from
+                       ``image.needs_docker``
 ``setup_blockers``     why its setup cannot run offline
-``docker_image``, ``dockerfile_dir``  for the docker backend
-``source_id``, ``source_path``, ``notes``, ``dropped_steps``, ``agent_timeout_s``,
-``verifier_timeout_s``, ``import_cache``
+``dropped_steps``, ``agent_timeout_s``, ``allow_internet``, ``notes``
 =====================  ==================================================================
 
 The workdir. Terminal-Bench and Harbor tasks live in ``/app``: their instructions, references
@@ -162,14 +168,13 @@ def offline_status(task: Task) -> tuple[str, list[str]]:
     Dynamic checks (does the no-op fail, does the reference pass, can the image be built)
     belong to :mod:`pytest_termrl.admission`.
     """
-    extra = task.extra or {}
-    reasons = list(extra.get("grader_blockers", ())) + list(extra.get("setup_blockers", ()))
+    reasons = list(task.grader.blockers) + list(task.setup_blockers)
     if task.solution_script is None:
         reasons.append("missing reference solution")
-    if extra.get("backend") == "docker":
-        reasons += [f"needs its docker image: {why}" for why in extra.get("needs_docker", ())]
+    if task.backend == "docker":
+        reasons += [f"needs its docker image: {why}" for why in task.image.needs_docker]
     if reasons:
         return "no", reasons
-    if extra.get("grader_note"):
-        return "via trusted pytest", [extra["grader_note"]]
+    if task.grader.note:
+        return "via trusted pytest", [task.grader.note]
     return "yes", []

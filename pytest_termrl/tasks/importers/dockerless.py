@@ -31,9 +31,12 @@ import shlex
 from pathlib import Path, PurePosixPath
 
 from ...errors import TaskFormatError
-from ..model import DEFAULT_WORKDIR, Task
+from ..model import DEFAULT_WORKDIR, Task, TaskSource
 from ..native import load_native_task
-from .common import DIFFICULTIES, IMPORTER_VERSION, analyse_script, cache_root, marker_word, materialise, solution_wrapper, task_id_from
+from .cache import IMPORTER_VERSION, cache_root, materialise
+from .metadata import DIFFICULTIES, marker_word, task_id_from
+from .reference import solution_wrapper
+from .scripts import analyse_script
 
 FORMAT = "dockerless"
 
@@ -201,19 +204,8 @@ def task_from_row(source: Path, lineno: int, line: str) -> Task:
     setup_findings = analyse_script(setup or "")
     return dataclasses.replace(
         task,
-        source_format=FORMAT,
-        extra={
-            "source_id": raw_id,
-            "source_path": where,
-            "grader": "pytest",
-            "grader_note": None,
-            "grader_blockers": [],
-            "setup_blockers": [f"its setup needs the network: {line}" for line in setup_findings.network[:3]],
-            "backend": "bwrap",
-            "needs_docker": [],
-            "notes": [],
-            "import_cache": str(folder),
-        },
+        source=TaskSource(format=FORMAT, id=raw_id, path=where, import_cache=folder),
+        setup_blockers=tuple(f"its setup needs the network: {line}" for line in setup_findings.network[:3]),
     )
 
 

@@ -3,7 +3,7 @@
 Harbor's grader is a script: ``tests/test.sh`` runs in the task's container with the tests
 at ``/tests`` and writes a reward to ``/logs/verifier/reward.txt`` (a number) or
 ``/logs/verifier/reward.json`` (``{"reward": x, ...}``). Imported, the task keeps that grader:
-``extra["grader"] = "script"`` and :mod:`pytest_termrl.verifier.script_grader` runs test.sh
+``Task.grader.kind == "script"`` and :mod:`pytest_termrl.verifier.script_grader` runs test.sh
 in the verifier's fresh sandbox and passes the episode when the reward reaches the
 threshold (1.0, or ``[verifier] pass_threshold`` in task.toml).
 
@@ -11,7 +11,7 @@ Most Harbor test.sh files first install pytest over the network (uv, pip, apt) a
 write ``1`` when pytest passes and ``0`` otherwise. Such a script cannot run offline, but
 its verdict can: when test.sh is only "install pytest, run it on /tests, write the reward
 from its exit status", the tests run with the harness's trusted pytest instead
-(``grader="pytest"``, reported as offline-runnable via trusted pytest).
+(``grader.kind == "pytest"``, reported as offline-runnable via trusted pytest).
 
 The environment is read from ``environment/Dockerfile`` (its build context is
 ``environment/``) as for Terminal-Bench, or ``[environment] docker_image`` names a prebuilt
@@ -26,27 +26,12 @@ import tomllib
 from pathlib import Path
 
 from ...errors import TaskFormatError
-from ..model import Task
-from .common import (
-    DockerPlan,
-    analyse_script,
-    difficulty_of,
-    digest_tree,
-    grader_field,
-    inputs_named,
-    is_generic_base,
-    marker_word,
-    materialise,
-    missing_test_imports,
-    number,
-    plan_dockerfile,
-    requires_from,
-    setup_text,
-    solution_wrapper,
-    string_list,
-    task_id_from,
-    write_environment,
-)
+from ..model import GraderSpec, Task, TaskSource
+from .cache import materialise_plan
+from .dockerfile import DockerPlan, image_spec, is_generic_base, plan_dockerfile
+from .metadata import difficulty_of, inputs_named, marker_word, number, requires_from, string_list, task_id_from
+from .reference import solution_wrapper
+from .scripts import analyse_script, missing_test_imports
 from .terminal_bench import _compose_blockers
 
 FORMAT = "harbor"
@@ -168,20 +153,10 @@ def load_harbor_task(task_dir: Path) -> Task:
     grader, grader_note, grader_blockers = script_grader_analysis(test_sh, tests_dir)
     task_id = task_id_from(task_dir.name)
     label = f"Harbor task {task_dir.name}"
-
-    def build(folder: Path) -> None:
-        write_environment(plan, folder / "environment")
-        setup = setup_text(plan, str(dockerfile))
-        if setup:
-            (folder / "setup.sh").write_text(setup)
-        if solution is not None:
-            (folder / "solution.sh").write_text(
-                solution_wrapper(solution, plan.workdir, f"{label} (solution/solve.sh)", siblings, rewrite_dir="/solution")
-            )
-
-    cache = materialise(FORMAT, task_id, digest_tree(task_dir), build)
-    cached_env = cache / "environment"
-    cached_env = cached_env if cached_env.is_dir() else None
+    reference = None
+    if solution is not None:
+        reference = solution_wrapper(solution, plan.workdir, f"{label} (solution/solve.sh)", siblings, rewrite_dir="/solution")
+    files = materialise_plan(FORMAT, task_id, task_dir, plan, str(dockerfile), reference)
     title = task_table.get("description") if isinstance(task_table.get("description"), str) else None
     return Task(
         id=task_id,
@@ -191,35 +166,26 @@ def load_harbor_task(task_dir: Path) -> Task:
         difficulty=difficulty,
         category=marker_word(category),
         tags=tags,
-        inputs=inputs_named(instruction, cached_env, plan.workdir),
+        inputs=inputs_named(instruction, files.environment_dir, plan.workdir),
         workdir=plan.workdir,
         requires=requires_from(solution or "", "\n".join(plan.setup)),
-        environment_dir=cached_env,
-        setup_script=cache / "setup.sh" if (cache / "setup.sh").is_file() else None,
-        solution_script=cache / "solution.sh" if solution is not None else None,
+        environment_dir=files.environment_dir,
+        setup_script=files.setup_script,
+        solution_script=files.solution_script,
         tests_dir=tests_dir,
-        source_format=FORMAT,
-        **grader_field(grader),
-        extra={
-            "source_id": str(task_table.get("name") or task_dir.name),
-            "grader": grader,
-            "grader_script": str(test_sh),
-            "grader_reward_threshold": threshold,
-            "grader_env": dict(verifier_env),
-            "grader_note": grader_note,
-            "grader_blockers": grader_blockers,
-            "backend": "docker" if needs_docker else "bwrap",
-            "needs_docker": needs_docker,
-            "base_images": plan.bases,
-            "docker_image": image if image and not is_generic_base(image) else None,
-            "dockerfile_dir": str(env_dir) if dockerfile.is_file() else None,
-            "dropped_steps": plan.dropped,
-            "image_env": plan.env,
-            "allow_internet": environment.get("allow_internet"),
-            "agent_timeout_s": agent_timeout,
-            "verifier_timeout_s": verifier_timeout,
-            "original_category": category,
-            "notes": notes,
-            "import_cache": str(cache),
-        },
+        source=TaskSource(format=FORMAT, id=str(task_table.get("name") or task_dir.name), original_category=category, import_cache=files.folder),
+        grader=GraderSpec(
+            kind=grader,
+            script=test_sh,
+            reward_threshold=threshold,
+            env=tuple(verifier_env.items()),
+            timeout_s=verifier_timeout,
+            note=grader_note,
+            blockers=tuple(grader_blockers),
+        ),
+        image=image_spec(plan, needs_docker, image if image and not is_generic_base(image) else None),
+        dropped_steps=tuple(plan.dropped),
+        agent_timeout_s=agent_timeout,
+        allow_internet=environment.get("allow_internet"),
+        notes=tuple(notes),
     )

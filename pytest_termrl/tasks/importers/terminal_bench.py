@@ -25,26 +25,12 @@ import re
 from pathlib import Path
 
 from ...errors import TaskFormatError
-from ..model import Task
-from .common import (
-    DockerPlan,
-    analyse_script,
-    difficulty_of,
-    digest_tree,
-    grader_field,
-    inputs_named,
-    marker_word,
-    materialise,
-    missing_test_imports,
-    number,
-    plan_dockerfile,
-    requires_from,
-    setup_text,
-    solution_wrapper,
-    string_list,
-    task_id_from,
-    write_environment,
-)
+from ..model import GraderSpec, Task, TaskSource
+from .cache import materialise_plan
+from .dockerfile import DockerPlan, image_spec, plan_dockerfile
+from .metadata import difficulty_of, inputs_named, marker_word, number, requires_from, string_list, task_id_from
+from .reference import solution_wrapper
+from .scripts import analyse_script, missing_test_imports
 
 FORMAT = "terminal_bench"
 META_FILES = {
@@ -169,18 +155,8 @@ def load_terminal_bench_task(task_dir: Path) -> Task:
 
     task_id = task_id_from(task_dir.name)
     label = f"Terminal-Bench task {task_dir.name}"
-
-    def build(folder: Path) -> None:
-        write_environment(plan, folder / "environment")
-        setup = setup_text(plan, f"{dockerfile}")
-        if setup:
-            (folder / "setup.sh").write_text(setup)
-        if solution is not None:
-            (folder / "solution.sh").write_text(solution_wrapper(solution, plan.workdir, f"{label} ({solution_name})"))
-
-    cache = materialise(FORMAT, task_id, digest_tree(task_dir), build)
-    env_dir = cache / "environment"
-    env_dir = env_dir if env_dir.is_dir() else None
+    reference = solution_wrapper(solution, plan.workdir, f"{label} ({solution_name})") if solution is not None else None
+    files = materialise_plan(FORMAT, task_id, task_dir, plan, f"{dockerfile}", reference)
     first_line = instruction.strip().splitlines()[0]
     return Task(
         id=task_id,
@@ -190,30 +166,17 @@ def load_terminal_bench_task(task_dir: Path) -> Task:
         difficulty=difficulty,
         category=marker_word(category),
         tags=tags,
-        inputs=inputs_named(instruction, env_dir, plan.workdir),
+        inputs=inputs_named(instruction, files.environment_dir, plan.workdir),
         workdir=plan.workdir,
         requires=requires_from(solution or "", "\n".join(plan.setup)),
-        environment_dir=env_dir,
-        setup_script=cache / "setup.sh" if (cache / "setup.sh").is_file() else None,
-        solution_script=cache / "solution.sh" if solution is not None else None,
+        environment_dir=files.environment_dir,
+        setup_script=files.setup_script,
+        solution_script=files.solution_script,
         tests_dir=tests_dir,
-        source_format=FORMAT,
-        **grader_field("pytest"),
-        extra={
-            "source_id": task_dir.name,
-            "grader": "pytest",
-            "grader_note": grader_note,
-            "grader_blockers": grader_blockers,
-            "backend": "docker" if needs_docker else "bwrap",
-            "needs_docker": needs_docker,
-            "base_images": plan.bases,
-            "dockerfile_dir": str(task_dir) if dockerfile.is_file() else None,
-            "dropped_steps": plan.dropped,
-            "image_env": plan.env,
-            "agent_timeout_s": agent_timeout,
-            "verifier_timeout_s": test_timeout,
-            "original_category": category,
-            "notes": notes,
-            "import_cache": str(cache),
-        },
+        source=TaskSource(format=FORMAT, id=task_dir.name, original_category=category, import_cache=files.folder),
+        grader=GraderSpec(kind="pytest", timeout_s=test_timeout, note=grader_note, blockers=tuple(grader_blockers)),
+        image=image_spec(plan, needs_docker),
+        dropped_steps=tuple(plan.dropped),
+        agent_timeout_s=agent_timeout,
+        notes=tuple(notes),
     )

@@ -1,270 +1,23 @@
-"""What the importers share: the cache, ids, shell-script and Dockerfile analysis, wrappers.
-
-Nothing here converts files by hand: each importer reads a task in its own format and
-writes what the Task model needs but the format lacks (a reference wrapper, an environment
-folder assembled from a Dockerfile's COPY lines, a setup script from its RUN lines) into a
-content-addressed cache folder, never into the task's own directory.
-"""
+"""Dockerfile planning: what an image's build does, sorted into what a bwrap sandbox can replay and what it cannot."""
 
 from __future__ import annotations
 
-import ast
-import base64
-import dataclasses
 import fnmatch
 import glob as globlib
-import hashlib
-import importlib.util
 import json
-import os
 import re
-import secrets
 import shlex
 import shutil
 import subprocess
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Callable
 
 from ...errors import TaskFormatError
-from ..model import Task
+from ..model import ImageSpec
+from .scripts import logical_lines, network_need, split_segments
 
-IMPORTER_VERSION = "1"
-"""Part of every cache key: bump it when what the importers write changes."""
-
-DIFFICULTIES = ("easy", "medium", "hard")
 SANDBOX_PATH = "/usr/local/bin:/usr/bin:/bin"
 """PATH inside the sandbox: the host's /usr and /bin are what a bwrap task gets."""
-
-
-# -- the cache -------------------------------------------------------------------------
-def cache_root() -> Path:
-    """``$TERMRL_CACHE_DIR/imports``, else ``$XDG_CACHE_HOME/pytest-termrl/imports`` (~/.cache)."""
-    explicit = os.environ.get("TERMRL_CACHE_DIR")
-    if explicit:
-        return Path(explicit) / "imports"
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "pytest-termrl" / "imports"
-
-
-def digest_tree(root: Path, extra: bytes = b"") -> str:
-    """sha256 over the relative paths and bytes of every file under root (caches skipped)."""
-    h = hashlib.sha256(IMPORTER_VERSION.encode() + b"\0" + extra + b"\0")
-    for path in sorted(root.rglob("*")):
-        rel = path.relative_to(root)
-        if {"__pycache__", ".pytest_cache"} & set(rel.parts) or not path.is_file():
-            continue
-        h.update(rel.as_posix().encode() + b"\0")
-        h.update(path.read_bytes())
-        h.update(b"\0")
-    return h.hexdigest()
-
-
-def materialise(kind: str, name: str, digest: str, build: Callable[[Path], None]) -> Path:
-    """The cache folder ``<kind>/<name>-<digest>``, built once by ``build(folder)``.
-
-    Built in a temporary sibling and renamed into place, so a folder that exists is
-    complete and two processes importing the same task at once agree on its contents.
-    """
-    dest = cache_root() / kind / f"{name}-{digest[:16]}"
-    if dest.is_dir():
-        return dest
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    tmp = dest.parent / f".tmp-{dest.name}-{os.getpid()}-{secrets.token_hex(4)}"
-    tmp.mkdir()
-    try:
-        build(tmp)
-        os.chmod(tmp, 0o755)
-        try:
-            os.rename(tmp, dest)
-        except OSError:
-            if not dest.is_dir():
-                raise
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    return dest
-
-
-# -- ids and metadata --------------------------------------------------------------------
-def grader_field(grader: str) -> dict:
-    """``{"grader": grader}`` once Task has a ``grader`` field, else ``{}`` (``extra["grader"]`` says it)."""
-    return {"grader": grader} if any(f.name == "grader" for f in dataclasses.fields(Task)) else {}
-
-
-
-def task_id_from(name: str) -> str:
-    """A task id our test ids accept: letters, digits, '_' and '.', so 'hello-world' -> 'hello_world'."""
-    return re.sub(r"[^A-Za-z0-9_.]+", "_", name).strip("_.") or "task"
-
-
-def marker_word(value: str) -> str:
-    """A category usable in a marker name ('data extraction' -> 'data_extraction')."""
-    return re.sub(r"\W+", "_", value.strip().lower()).strip("_") or "general"
-
-
-def difficulty_of(where: Path | str, value, notes: list[str]) -> str:
-    if value is None:
-        return "medium"
-    if not isinstance(value, str):
-        raise TaskFormatError(where, "difficulty", "expected a string (easy, medium or hard)")
-    if value.strip().lower() in DIFFICULTIES:
-        return value.strip().lower()
-    notes.append(f"difficulty {value!r} is not easy/medium/hard; recorded as medium")
-    return "medium"
-
-
-def string_list(where: Path | str, key: str, value) -> tuple[str, ...]:
-    if value is None:
-        return ()
-    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
-        raise TaskFormatError(where, key, "expected a list of non-empty strings")
-    return tuple(value)
-
-
-def number(where: Path | str, key: str, value, default: float | None = None) -> float | None:
-    if value is None:
-        return default
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
-        raise TaskFormatError(where, key, "expected a positive number")
-    return float(value)
-
-
-def requires_from(*texts: str) -> tuple[str, ...]:
-    """What the task's scripts call, of the tools a bwrap sandbox shares with the host."""
-    joined = "\n".join(texts)
-    found = ["bash"]
-    for tool, pattern in (("python", r"\bpython3?\b"), ("git", r"\bgit\b")):
-        if re.search(pattern, joined):
-            found.append(tool)
-    return tuple(found)
-
-
-def inputs_named(instruction: str, env_dir: Path | None, workdir: str, limit: int = 8) -> tuple[str, ...]:
-    """Files of the environment the instruction names (by workdir-relative or absolute path)."""
-    if env_dir is None or not env_dir.is_dir():
-        return ()
-    found = []
-    for path in sorted(env_dir.rglob("*")):
-        if not path.is_file() or path.is_symlink():
-            continue
-        rel = path.relative_to(env_dir).as_posix()
-        absolute = f"{workdir.rstrip('/')}/{rel}"
-        if re.search(r"(?<![\w./-])" + re.escape(rel) + r"(?![\w/-])", instruction) or absolute in instruction:
-            found.append(rel)
-        if len(found) >= limit:
-            break
-    return tuple(found)
-
-
-# -- shell scripts ------------------------------------------------------------------------
-_NETWORK = [
-    (re.compile(r"\bcurl\b"), "downloads with curl"),
-    (re.compile(r"\bwget\b"), "downloads with wget"),
-    (re.compile(r"\b(?:pip3?|python3?\s+-m\s+pip)\s+install\b"), "pip install"),
-    (re.compile(r"\buv\s+(?:pip\s+install|add|sync|tool\s+install|run\s+--with)\b"), "uv installs packages"),
-    (re.compile(r"\buvx\b"), "uvx fetches packages"),
-    (re.compile(r"\bapt(?:-get)?\s+(?:-\S+\s+)*(?:update|install|upgrade|dist-upgrade)\b"), "apt"),
-    (re.compile(r"\b(?:apk\s+add|yum\s+install|dnf\s+install|zypper\s+install|pacman\s+-S)\b"), "a package manager"),
-    (re.compile(r"\b(?:npm\s+(?:install|ci|i)\b|npx\b|yarn\s+(?:add|install)\b|pnpm\s+(?:add|install)\b)"), "npm"),
-    (re.compile(r"\bgit\s+(?:clone|fetch|pull)\b"), "git over the network"),
-    (re.compile(r"\b(?:conda|mamba|micromamba)\s+(?:install|create)\b"), "conda"),
-    (re.compile(r"\b(?:cargo\s+install|go\s+(?:get|install)|gem\s+install)\b"), "a language package manager"),
-]
-_PYTEST = re.compile(r"(?:^|[\s;&|(])(?:pytest|py\.test)\b|-m\s+pytest\b")
-_BENIGN = re.compile(
-    r"^(?:#.*|set\s+[-+]\w+.*|source\s+.*|\.\s+\S.*|export\s+.*|cd\s+.*|echo\b.*|printf\b.*|"
-    r"uv\s+(?:venv|init)\b.*|python3?\s+-m\s+venv\b.*|deactivate|if\b.*|then|else|elif\b.*|fi|"
-    r"mkdir\s+-p\s+\S*/logs/\S*|exit\b.*|true|:|ls\b.*|cat\b.*|rm\s+-f\s+\S*/logs/\S*|"
-    r"\w+=\S*)$"
-)
-_REWARD = re.compile(r"reward\.(?:txt|json)")
-
-
-def logical_lines(text: str) -> list[tuple[int, str]]:
-    """(first line number, text) of each logical line, continuations joined, comments dropped."""
-    out: list[tuple[int, str]] = []
-    current, start = "", 0
-    for number_, raw in enumerate(text.splitlines(), start=1):
-        stripped = raw.strip()
-        if not current:
-            start = number_
-            if not stripped or stripped.startswith("#"):
-                continue
-        if stripped.endswith("\\"):
-            current += stripped[:-1] + " "
-            continue
-        out.append((start, (current + stripped).strip()))
-        current = ""
-    if current.strip():
-        out.append((start, current.strip()))
-    return out
-
-
-@dataclass
-class ScriptFindings:
-    """What a grader or setup script does, line by line, as far as matters for running offline."""
-
-    network: list[str] = field(default_factory=list)
-    """'line N: <text> (<what>)' for each line that needs the network."""
-    pytest: list[str] = field(default_factory=list)
-    """Lines that run pytest."""
-    rewards: list[str] = field(default_factory=list)
-    """Lines that write /logs/verifier/reward.*."""
-    other: list[str] = field(default_factory=list)
-    """Lines that are none of the above nor plain shell plumbing (echo, cd, export, if ...)."""
-
-    @property
-    def offline(self) -> bool:
-        return not self.network
-
-
-def analyse_script(text: str) -> ScriptFindings:
-    findings = ScriptFindings()
-    for lineno, line in logical_lines(text):
-        shown = f"line {lineno}: {line[:160]}"
-        what = next((label for pattern, label in _NETWORK if pattern.search(line)), None)
-        if what is not None:
-            findings.network.append(f"{shown} ({what})")
-            if _PYTEST.search(line):
-                findings.pytest.append(shown)
-            continue
-        if _REWARD.search(line):
-            findings.rewards.append(shown)
-        elif _PYTEST.search(line):
-            findings.pytest.append(shown)
-        elif not _BENIGN.match(line.rstrip(";").strip()):
-            findings.other.append(shown)
-    return findings
-
-
-# -- tests and the trusted toolchain ------------------------------------------------------
-def missing_test_imports(tests_dir: Path) -> list[str]:
-    """Top-level modules the tests import that the harness's own Python cannot import."""
-    local = {p.stem for p in tests_dir.rglob("*.py")} | {p.name for p in tests_dir.iterdir() if p.is_dir()}
-    names: set[str] = set()
-    for path in sorted(tests_dir.rglob("*.py")):
-        try:
-            tree = ast.parse(path.read_text(errors="replace"))
-        except SyntaxError:
-            continue
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Import):
-                names.update(alias.name.split(".")[0] for alias in node.names)
-            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-                names.add(node.module.split(".")[0])
-    missing = []
-    for name in sorted(names - local - set(sys.stdlib_module_names) - {"pytest", "_pytest"}):
-        try:
-            found = importlib.util.find_spec(name) is not None
-        except (ImportError, ValueError):
-            found = False
-        if not found:
-            missing.append(name)
-    return missing
-
-
-# -- Dockerfiles ----------------------------------------------------------------------------
 HARNESS_ONLY_PACKAGES = {"tmux", "asciinema"}
 """Installed by Terminal-Bench images for its own tmux-driven harness, not for the task."""
 GRADER_TOOLING = re.compile(r"^(?:pytest(?:-[\w.-]+)?|pluggy|iniconfig)$", re.I)
@@ -310,33 +63,6 @@ def _sandbox_python_has(module: str) -> bool:
                 ok = False
         _SANDBOX_PYTHON_MODULES[module] = ok
     return _SANDBOX_PYTHON_MODULES[module]
-
-
-def split_segments(command: str) -> list[str]:
-    """Split a shell command on top-level '&&' and ';' (quotes respected, subshells not parsed)."""
-    parts, current, quote, i = [], "", None, 0
-    while i < len(command):
-        ch = command[i]
-        if quote:
-            current += ch
-            if ch == "\\" and quote == '"' and i + 1 < len(command):
-                current += command[i + 1]
-                i += 1
-            elif ch == quote:
-                quote = None
-        elif ch in "'\"":
-            quote = ch
-            current += ch
-        elif command.startswith("&&", i) or ch == ";":
-            parts.append(current.strip())
-            current = ""
-            i += 2 if ch == "&" else 1
-            continue
-        else:
-            current += ch
-        i += 1
-    parts.append(current.strip())
-    return [p for p in parts if p]
 
 
 def _install_packages(segment: str) -> tuple[str, list[str]] | None:
@@ -457,7 +183,7 @@ def plan_dockerfile(dockerfile: Path, context: Path, exclude: set[str] = frozens
                 continue
             if _COMPOUND.search(rest):
                 # A loop or a group: replayed whole, or not at all when it installs or downloads.
-                net = next((label for pattern, label in _NETWORK if pattern.search(rest)), None)
+                net = network_need(rest)
                 if net is not None:
                     plan.image_installs = True
                     plan.blockers.append(f"{where}: a compound RUN step that needs the network ({net})")
@@ -492,7 +218,7 @@ def plan_dockerfile(dockerfile: Path, context: Path, exclude: set[str] = frozens
                     else:
                         plan.dropped.append(f"{where}: {segment[:100]} (nothing the sandbox lacks)")
                     continue
-                net = next((label for pattern, label in _NETWORK if pattern.search(segment)), None)
+                net = network_need(segment)
                 if net is not None:
                     plan.blockers.append(f"{where}: {segment[:100]} ({net})")
                     continue
@@ -589,51 +315,13 @@ def setup_text(plan: DockerPlan, label: str) -> str | None:
     return "\n".join(lines) + "\n"
 
 
-# -- the reference as a script -------------------------------------------------------------
-SOLUTION_INSIDE = "/tmp/termrl-solution"
-"""Where an imported reference and its sibling files are unpacked inside the agent's sandbox
-(a private /tmp, outside the home, so the footprint is the reference's alone)."""
 
-
-def _file_command(target: str, data: bytes) -> str:
-    """A command writing ``data`` to ``target``: a readable heredoc for text, base64 otherwise."""
-    try:
-        text = data.decode()
-    except UnicodeDecodeError:
-        text = None
-    if text is not None and text.endswith("\n") and "\r" not in text:
-        delimiter = "__TERMRL_EOF__"
-        while delimiter in text:
-            delimiter += "_"
-        return f"cat > {shlex.quote(target)} <<'{delimiter}'\n{text}{delimiter}"
-    encoded = base64.b64encode(data).decode()
-    body = "\n".join(encoded[i:i + 76] for i in range(0, len(encoded), 76))
-    return f"base64 -d > {shlex.quote(target)} <<'__TERMRL_B64__'\n{body}\n__TERMRL_B64__"
-
-
-def solution_wrapper(script: str, workdir: str, label: str, siblings: dict[str, bytes] | None = None, rewrite_dir: str | None = None) -> str:
-    """A command for the oracle agent that runs ``script`` the way its own harness does.
-
-    Terminal-Bench and Harbor run the reference as a separate ``bash`` process in the
-    workdir, not sourced into the agent's shell; ``set -e`` or ``exit`` in it must not leak
-    into the shell the episode continues in. Sibling files (Harbor's solution/ folder) are
-    unpacked next to it, and ``rewrite_dir`` (say '/solution') is pointed at them.
-    """
-    if rewrite_dir:
-        script = script.replace(rewrite_dir.rstrip("/") + "/", SOLUTION_INSIDE + "/")
-    files = {"solve.sh": script.encode(), **(siblings or {})}
-    lines = [
-        f"# The reference of {label}, run as its own bash script in {workdir}.",
-        f"rm -rf {SOLUTION_INSIDE} && mkdir -p {SOLUTION_INSIDE}",
-    ]
-    for rel, data in sorted(files.items(), key=lambda kv: (kv[0] == "solve.sh", kv[0])):
-        target = f"{SOLUTION_INSIDE}/{rel}"
-        parent = str(PurePosixPath(target).parent)
-        if parent != SOLUTION_INSIDE:
-            lines.append(f"mkdir -p {shlex.quote(parent)}")
-        lines.append(_file_command(target, data))
-    lines.append(f"(cd {shlex.quote(workdir)} && bash {SOLUTION_INSIDE}/solve.sh)")
-    lines.append("__termrl_rc=$?")
-    lines.append(f"rm -rf {SOLUTION_INSIDE}")
-    lines.append("(exit $__termrl_rc)")
-    return "\n".join(lines) + "\n"
+def image_spec(plan: DockerPlan, needs_docker: list[str], docker_image: str | None = None) -> ImageSpec:
+    """The task's image as the Task records it: the plan's bases, ENV and build context, and why bwrap cannot stand in."""
+    return ImageSpec(
+        docker_image=docker_image,
+        build_context=plan.dockerfile.parent if plan.dockerfile is not None else None,
+        base_images=tuple(plan.bases),
+        env=tuple(plan.env.items()),
+        needs_docker=tuple(needs_docker),
+    )
