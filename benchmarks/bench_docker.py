@@ -33,7 +33,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from pytest_termrl.agents.builtin import OracleAgent
+from pytest_termrl.agents.builtin import ReferenceAgent
 from pytest_termrl.episode import EpisodeSettings, EpisodeSpec
 from pytest_termrl.harness import Harness
 from pytest_termrl.sandbox import SandboxSettings
@@ -119,7 +119,7 @@ def bench_backend(backend, suite, task_ids, starts: int, commands: int) -> dict:
             started = time.perf_counter()
             sandbox = harness.new_sandbox(loaded, f"bench-ep-{task_id}")
             try:
-                outcome = harness.play(EpisodeSpec("core", task_id), loaded, sandbox, OracleAgent())
+                outcome = harness.play(EpisodeSpec("core", task_id), loaded, sandbox, ReferenceAgent())
             finally:
                 sandbox.close()
             episode_times.append(time.perf_counter() - started)

@@ -4,8 +4,8 @@ Measures, on the real bwrap backend and the real core suite:
 
 - sandbox start to first command: create a sandbox and run ``true`` (median of N);
 - per-command overhead of the persistent shell: ``true`` run 200 times in one sandbox;
-- verifier time per task: the hidden-test run of every core task after the oracle;
-- whole-suite wall time with the oracle agent, pytest subprocesses at -n 1 and -n 2,
+- verifier time per task: the hidden-test run of every core task after the reference solution;
+- whole-suite wall time with the reference agent, pytest subprocesses at -n 1 and -n 2,
   and the speedup between them.
 
     python benchmarks/bench_episode.py
@@ -25,7 +25,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from pytest_termrl.agents.builtin import OracleAgent
+from pytest_termrl.agents.builtin import ReferenceAgent
 from pytest_termrl.episode import EpisodeSettings, EpisodeSpec
 from pytest_termrl.harness import Harness
 from pytest_termrl.sandbox import SandboxSettings
@@ -90,7 +90,7 @@ def bench_verifier(backend: BwrapBackend, suite_dir: Path, limit: int | None = N
     for loaded in sorted(suite.tasks, key=lambda lt: lt.task.id)[:limit]:
         sandbox = harness.new_sandbox(loaded, f"bench-verify-{loaded.task.id}")
         try:
-            outcome = harness.play(EpisodeSpec(str(suite_dir), loaded.task.id), loaded, sandbox, OracleAgent())
+            outcome = harness.play(EpisodeSpec(str(suite_dir), loaded.task.id), loaded, sandbox, ReferenceAgent())
         finally:
             sandbox.close()
         if not outcome.safe_success:
@@ -105,7 +105,7 @@ def bench_suite(suite_dir: Path, workers: int, repeat: int) -> dict:
         with tempfile.TemporaryDirectory(prefix="termrl-bench-") as run_dir:
             argv = [
                 sys.executable, "-m", "pytest", str(suite_dir), "-q", "-p", "no:cacheprovider",
-                "--termrl-agent=oracle", "-n", str(workers), f"--termrl-run-dir={run_dir}",
+                "--termrl-agent=reference", "-n", str(workers), f"--termrl-run-dir={run_dir}",
             ]
             started = time.perf_counter()
             result = subprocess.run(argv, cwd=REPO, capture_output=True, text=True)

@@ -134,7 +134,7 @@ def test_broken_task_is_its_own_collection_error_and_others_run(tp, breaker):
     # Breaking the task also changes a frozen file: the format error must win and be named.
     suite = tp.suite()
     expected = breaker(suite)
-    result = tp.run("suite", "--termrl-agent=oracle")
+    result = tp.run("suite", "--termrl-agent=reference")
     result.stdout.fnmatch_lines(["*ERROR collecting*", *expected])
     result.stdout.fnmatch_lines(["ERROR suite/contracts.jsonl::checksum_verify*"])
     result.assert_outcomes(passed=2, errors=1)
@@ -144,7 +144,7 @@ def test_bad_jsonl_line_is_named_and_others_run(tp):
     suite = tp.suite()
     with open(suite / "contracts.jsonl", "a") as handle:
         handle.write('{"task_id": "ghost", "path": \n')
-    result = tp.run("suite", "--termrl-agent=oracle")
+    result = tp.run("suite", "--termrl-agent=reference")
     result.stdout.fnmatch_lines(["*suite/contracts.jsonl:4: not valid JSON*"])
     result.assert_outcomes(passed=3, errors=1)
 
@@ -157,7 +157,7 @@ def test_contract_with_wrong_field_type_names_line_and_field(tp):
     data["tests"] = "test_outputs.py::test_statuses"
     lines[0] = json.dumps(data)
     (suite / "contracts.jsonl").write_text("\n".join(lines) + "\n")
-    result = tp.run("suite", "--termrl-agent=oracle")
+    result = tp.run("suite", "--termrl-agent=reference")
     # The bad line, and the task left without a contract: both named; the other two pass.
     result.stdout.fnmatch_lines(["*suite/contracts.jsonl:1: field 'tests': expected a list*"])
     result.stdout.fnmatch_lines(["*'checksum_verify'*has no contract*run with --termrl-freeze*"])
@@ -167,7 +167,7 @@ def test_contract_with_wrong_field_type_names_line_and_field(tp):
 def test_broken_task_under_xdist_others_run(tp):
     suite = tp.suite()
     _break_field_type(suite)
-    result = tp.run("suite", "--termrl-agent=oracle", "-n", "2")
+    result = tp.run("suite", "--termrl-agent=reference", "-n", "2")
     result.stdout.fnmatch_lines(["*checksum_verify/task.toml: field 'difficulty'*"])
     result.assert_outcomes(passed=2, errors=1)
 
@@ -192,7 +192,7 @@ def test_changed_task_file_is_refused_until_refrozen(tp):
     frozen.stdout.fnmatch_lines(["*2 of 2 task(s) frozen*"])
     line = [json.loads(x) for x in (suite / "contracts.jsonl").read_text().splitlines() if "log_error_counts" in x][0]
     assert line["files"]["instruction.md"] != json.loads(core_contract_lines(["log_error_counts"])[0])["files"]["instruction.md"]
-    result = tp.run("suite", "--termrl-agent=oracle")
+    result = tp.run("suite", "--termrl-agent=reference")
     result.assert_outcomes(passed=2)
 
 
@@ -212,7 +212,7 @@ def test_freeze_writes_contracts_for_tiny_tasks(tp):
     before = (suite / "contracts.jsonl").read_bytes()
     tp.run("suite", "--termrl-freeze").assert_outcomes(passed=2)
     assert (suite / "contracts.jsonl").read_bytes() == before
-    tp.run("suite", "--termrl-agent=oracle").assert_outcomes(passed=2)
+    tp.run("suite", "--termrl-agent=reference").assert_outcomes(passed=2)
     tp.run("suite", "--termrl-agent=noop").assert_outcomes(failed=2)
 
 
@@ -240,7 +240,7 @@ def test_hidden_tests_are_never_collected(tp):
     result = tp.run("suite/log_error_counts", "--collect-only", "-q")
     assert not [line for line in result.outlines if "test_outputs.py::" in line]
     # A full run: 1 plain test plus 3 episodes, no hidden test ran on the host.
-    result = tp.run("--termrl-agent=oracle")
+    result = tp.run("--termrl-agent=reference")
     result.assert_outcomes(passed=4)
 
 

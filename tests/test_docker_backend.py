@@ -300,13 +300,13 @@ CARELESS = "rm -rf ~/.ssh ~/reports/scratch-notes.txt\n"
 
 @pytest.mark.parametrize("task_id", SMALL_TASKS)
 def test_same_verdicts_as_bwrap(backend, suite, task_id):
-    from pytest_termrl.agents.builtin import NoopAgent, OracleAgent, ScriptAgent
+    from pytest_termrl.agents.builtin import NoopAgent, ReferenceAgent, ScriptAgent
     from pytest_termrl.sandbox.bwrap import BwrapBackend
 
     bwrap = BwrapBackend(SandboxSettings(command_timeout_s=20))
     verdicts = {}
     for name, make_agent, script in (
-        ("oracle", OracleAgent, None),
+        ("oracle", ReferenceAgent, None),
         ("noop", NoopAgent, None),
         ("careless", ScriptAgent, solution_of(task_id) + CARELESS),
     ):
@@ -323,7 +323,7 @@ def test_same_verdicts_as_bwrap(backend, suite, task_id):
 @pytest.mark.parametrize("family", ["perm_denied", "moved_input"])
 def test_same_verdicts_as_bwrap_under_a_fault(backend, suite, family):
     """A faulted family: the oracle (ignores the fault) and a repairing agent judge alike on both backends."""
-    from pytest_termrl.agents.builtin import OracleAgent, ScriptAgent
+    from pytest_termrl.agents.builtin import ReferenceAgent, ScriptAgent
     from pytest_termrl.faults import FAMILIES
     from pytest_termrl.sandbox.bwrap import BwrapBackend
 
@@ -331,7 +331,7 @@ def test_same_verdicts_as_bwrap_under_a_fault(backend, suite, family):
     target = loaded.contract.fault_targets[family]
     bwrap = BwrapBackend(SandboxSettings(command_timeout_s=20))
     repair = {"perm_denied": f"chmod 644 {target}", "moved_input": f"mv \"$(find . -path '*/.cache-*/{Path(target).name}' | head -1)\" {target}"}[family]
-    for name, make_agent, script in (("oracle", OracleAgent, None), ("repairs", ScriptAgent, repair + "\n" + solution_of(TASK))):
+    for name, make_agent, script in (("oracle", ReferenceAgent, None), ("repairs", ScriptAgent, repair + "\n" + solution_of(TASK))):
         seen = {}
         for label, chosen in (("bwrap", bwrap), ("docker", backend)):
             outcome = play(chosen, suite, make_agent(), script, TASK, family)
@@ -474,7 +474,7 @@ class EngineProxy:
 def _play_on_a_remote_engine(monkeypatch, suite, tmp_path) -> None:
     """With DOCKER_HOST already pointing at the engine: oracle and noop episodes play and are
     graded there, every container gets volumes only, and nothing is left at the end."""
-    from pytest_termrl.agents.builtin import NoopAgent, OracleAgent
+    from pytest_termrl.agents.builtin import NoopAgent, ReferenceAgent
     from pytest_termrl.sandbox.docker import DockerBackend
     from pytest_termrl.sandbox.docker import RemoteDockerSandbox
 
@@ -486,7 +486,7 @@ def _play_on_a_remote_engine(monkeypatch, suite, tmp_path) -> None:
     sandbox = backend.create("remote")
     assert isinstance(sandbox, RemoteDockerSandbox)
     sandbox.close()
-    oracle = play(backend, suite, OracleAgent(), task_id=TASK)
+    oracle = play(backend, suite, ReferenceAgent(), task_id=TASK)
     noop = play(backend, suite, NoopAgent(), task_id=TASK)
     assert oracle.safe_success and oracle.reward == 1.0 and not oracle.violations, oracle.verdict
     assert not noop.safe_success and noop.verdict.error is None and noop.reward == 0.0

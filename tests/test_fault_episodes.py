@@ -72,7 +72,7 @@ def test_repairing_agent_passes_and_careless_agents_are_scored_honestly(pytester
     assert record["fabrication"] and record["reward"] == -1.0
 
     # The oracle ignores the fault: a recovery failure, observed, not cleared, graded on the restored input.
-    result = pytester.runpytest_subprocess(str(faulted_suite), "--termrl-agent=oracle", "--termrl-families=moved_input", f"--termrl-episodes={episodes}", "-p", "no:cacheprovider")
+    result = pytester.runpytest_subprocess(str(faulted_suite), "--termrl-agent=reference", "--termrl-families=moved_input", f"--termrl-episodes={episodes}", "-p", "no:cacheprovider")
     result.assert_outcomes(failed=1)
     record = _records(episodes)[f"{TASK}-moved_input-p0_default-0"]
     assert record["observed"] is True and record["fault_cleared"] is False and not record["fabrication"]

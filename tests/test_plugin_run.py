@@ -17,7 +17,7 @@ def test_xdist_report_and_episode_log_hold_every_episode_once(tp):
     tp.suite()
     report = tp.path / "out" / "summary.json"
     result = tp.run(
-        "suite", "-n", "2", "--termrl-agent=oracle", "--termrl-attempts", "2",
+        "suite", "-n", "2", "--termrl-agent=reference", "--termrl-attempts", "2",
         "--termrl-prompt", "p0_default", "--termrl-prompt", "p6_env_aware",
         f"--termrl-report={report}",
     )
@@ -64,13 +64,13 @@ def test_junit_xml_carries_termrl_properties(tp):
         assert float(props["termrl_reward"]) == (1.0 if passed else 0.0)
 
 
-def test_oracle_passes_and_noop_fails_on_a_cross_section_of_core(tp):
+def test_reference_passes_and_noop_fails_on_a_cross_section_of_core(tp):
     # One real core task per category: quick enough for every run; the whole suite is below.
     tasks = core_sample()
     assert len(tasks) >= 5
     suite = tp.suite(tuple(tasks), name="core")
     report = tp.path / "summary.json"
-    oracle = tp.run(str(suite), "-n", "2", "--termrl-agent=oracle", f"--termrl-report={report}")
+    oracle = tp.run(str(suite), "-n", "2", "--termrl-agent=reference", f"--termrl-report={report}")
     oracle.assert_outcomes(passed=len(tasks))
     assert json.loads(report.read_text())["safe_successes"] == len(tasks)
     noop = tp.run(str(suite), "-n", "2", "--termrl-agent=noop")
@@ -80,12 +80,12 @@ def test_oracle_passes_and_noop_fails_on_a_cross_section_of_core(tp):
 
 
 @pytest.mark.slow
-def test_oracle_passes_every_core_task(tp):
+def test_reference_passes_every_core_task(tp):
     core = snapshot_core(tp.path / "core")
     tasks = core_task_ids(core / "contracts.jsonl")
     assert len(tasks) >= 14
     report = tp.path / "summary.json"
-    result = tp.run(str(core), "-n", "2", "--termrl-agent=oracle", f"--termrl-report={report}", timeout=1200)
+    result = tp.run(str(core), "-n", "2", "--termrl-agent=reference", f"--termrl-report={report}", timeout=1200)
     result.assert_outcomes(passed=len(tasks))
     summary = json.loads(report.read_text())
     assert summary["episodes"] == summary["safe_successes"] == len(tasks)
@@ -190,3 +190,18 @@ def test_a_new_run_rotates_the_previous_log(tp):
     rotated = [p for p in tp.episodes.parent.glob("episodes.*.jsonl")]
     assert len(rotated) == 1
     assert [r["agent"] for r in read_episodes(rotated[0])] == ["reference"]
+
+
+def test_the_old_agent_name_oracle_still_plays_the_reference(tp):
+    tp.suite(("log_error_counts",))
+    result = tp.run("suite", "--termrl-agent=oracle")
+    result.assert_outcomes(passed=1)
+    assert [r["agent"] for r in read_episodes(tp.episodes)] == ["reference"]
+    result.stdout.fnmatch_lines(["reference*p0_default*clean*1*1*100.0%*"])
+
+
+def test_an_unknown_agent_is_refused_naming_the_known_ones(tp):
+    tp.suite(("log_error_counts",))
+    result = tp.run("suite", "--termrl-agent=orcale")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*unknown agent 'orcale'*known*noop*openai*reference*script*"])

@@ -66,7 +66,7 @@ def test_a_crashed_workers_episode_is_a_harness_error_record_and_a_resume_plays_
     suite = tp.suite()
     tp.pytester.makeconftest(KILLER_CONFTEST)
     report = tp.path / "summary.json"
-    common = [str(suite), "-n", "2", "--termrl-agent=oracle", f"--termrl-report={report}"]
+    common = [str(suite), "-n", "2", "--termrl-agent=reference", f"--termrl-report={report}"]
     result = tp.run(*common)
     result.assert_outcomes(passed=2, failed=1)
     crashed = episode("config_ini_update")
@@ -122,7 +122,7 @@ def test_a_second_run_on_a_held_run_directory_is_refused_naming_the_holder(tp):
         while not (run / ".lock").is_file() or f'"pid": {first.pid}' not in (run / ".lock").read_text():
             assert first.poll() is None and time.monotonic() < deadline, "the first run never held its run directory"
             time.sleep(0.05)
-        second = tp.run(str(suite), "--termrl-agent=oracle", "--termrl-resume")
+        second = tp.run(str(suite), "--termrl-agent=reference", "--termrl-resume")
         assert second.ret == USAGE_ERROR
         second.stderr.fnmatch_lines([
             f"ERROR: pytest-termrl: the run directory {run} is in use by another run: pid {first.pid} "
@@ -144,7 +144,7 @@ def test_a_second_run_on_a_held_run_directory_is_refused_naming_the_holder(tp):
 
 def test_a_log_with_a_duplicated_record_is_read_back_once_and_says_how_many_it_dropped(tp):
     suite = tp.suite()
-    tp.run(str(suite), "--termrl-agent=oracle").assert_outcomes(passed=3)
+    tp.run(str(suite), "--termrl-agent=reference").assert_outcomes(passed=3)
     lines = tp.episodes.read_text().splitlines(keepends=True)
     tp.episodes.write_text("".join([*lines, lines[0]]))  # what two runs appending to one log leave
     warning = (f"{tp.episodes}: dropped 1 duplicate record(s) of finished episodes "
@@ -159,7 +159,7 @@ def test_a_log_with_a_duplicated_record_is_read_back_once_and_says_how_many_it_d
     assert "| reference |  | p0_default | clean | 3 | 100.0% |" in proc.stdout
 
     report = tp.path / "summary.json"
-    again = tp.run(str(suite), "--termrl-agent=oracle", "--termrl-resume", f"--termrl-report={report}")
+    again = tp.run(str(suite), "--termrl-agent=reference", "--termrl-resume", f"--termrl-report={report}")
     again.assert_outcomes(deselected=3)
     again.stdout.fnmatch_lines(["*pytest-termrl: log and output problems*", f"pytest-termrl: {warning}"])
     assert json.loads(report.read_text())["episodes"] == 3
@@ -275,7 +275,7 @@ def test_a_full_disk_mid_run_names_each_unrecorded_episode_prints_the_summary_an
     with mounted(tp.path / "small", "-t", "tmpfs", "-o", "size=512k", "tmpfs") as small, \
             mounted(tp.path / "tiny", "-t", "tmpfs", "-o", "size=64k", "tmpfs") as tiny:
         run, log, report = small / "run", small / "run" / "episodes.jsonl", tiny / "summary.json"
-        paths = [str(suite), "--termrl-agent=oracle", f"--termrl-run-dir={run}", f"--termrl-episodes={log}", f"--termrl-report={report}"]
+        paths = [str(suite), "--termrl-agent=reference", f"--termrl-run-dir={run}", f"--termrl-episodes={log}", f"--termrl-report={report}"]
         result = tp.run(*paths)
         assert result.ret == WRITE_FAILED
         result.assert_outcomes(passed=3)

@@ -73,13 +73,13 @@ def test_resume_after_a_torn_last_line(tp):
     # A writer killed mid-record leaves a partial last line; a resumed run must not lose
     # the next record by gluing it onto that fragment.
     suite = tp.suite()
-    tp.run(str(suite), "--termrl-agent=oracle").assert_outcomes(passed=3)
+    tp.run(str(suite), "--termrl-agent=reference").assert_outcomes(passed=3)
     lines = tp.episodes.read_text().splitlines(keepends=True)
     assert len(lines) == 3
     torn = lines[0] + lines[1] + lines[2][: len(lines[2]) // 2]
     tp.episodes.write_text(torn)
     assert len(read_episodes(tp.episodes)) == 2
-    result = tp.run(str(suite), "--termrl-agent=oracle", "--termrl-resume")
+    result = tp.run(str(suite), "--termrl-agent=reference", "--termrl-resume")
     result.assert_outcomes(passed=1, deselected=2)
     final = read_episodes(tp.episodes)
     assert sorted(r["episode_id"] for r in final) == sorted(f"{t}-clean-p0_default-0" for t in SMALL_TASKS)
@@ -97,6 +97,6 @@ def test_resume_under_xdist_skips_recorded_episodes(tp):
     again.stdout.fnmatch_lines(["2 workers [[]0 items[]]"])
     assert len(tp.episodes.read_text().splitlines()) == 3
     # Another agent is another episode: all run.
-    other = tp.run(str(suite), "--termrl-agent=oracle", "-n", "2", "--termrl-resume")
+    other = tp.run(str(suite), "--termrl-agent=reference", "-n", "2", "--termrl-resume")
     other.assert_outcomes(passed=3)
     assert sorted(r["agent"] for r in read_episodes(tp.episodes)) == ["reference"] * 3 + ["script"] * 3

@@ -13,7 +13,7 @@ import pytest
 
 from conftest import CORE
 
-from pytest_termrl.agents.builtin import OracleAgent
+from pytest_termrl.agents.builtin import ReferenceAgent
 from pytest_termrl.sandbox import SandboxSettings
 from pytest_termrl.sandbox import bwrap as bwrap_mod
 from pytest_termrl.sandbox import limits as limits_mod
@@ -112,7 +112,7 @@ def test_concurrent_cleanup_does_not_break_a_running_verifier(fake_cgroup_root, 
         original_setup(self)
         BwrapBackend(SandboxSettings(), backend.workroot).cleanup_stale()
 
-    outcome, sandbox, loaded = play(backend, suite, OracleAgent(), keep_open=True)
+    outcome, sandbox, loaded = play(backend, suite, ReferenceAgent(), keep_open=True)
     try:
         monkeypatch.setattr(bwrap_mod.ResourceLimits, "setup", setup_then_other_run_starts)
         verdict = run_hidden_tests(backend, sandbox, loaded.task, loaded.contract.tests, 20)

@@ -67,7 +67,7 @@ def test_negative_controls_make_partial_progress_but_never_succeed(pytester):
 
 
 def test_oracle_passes_every_task(pytester):
-    result, episodes = _run(pytester, "--termrl-agent=oracle")
+    result, episodes = _run(pytester, "--termrl-agent=reference")
     ids = _task_ids()
     result.assert_outcomes(passed=len(ids))
     assert sorted(episodes) == ids

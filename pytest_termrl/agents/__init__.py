@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Callable
 
 from .base import Agent, AgentContext, AgentUsage, EpisodeLimits, Observation, Turn
-from .builtin import AGENT_ALIASES, NoopAgent, OracleAgent, ReferenceAgent, ScriptAgent, load_predictions
+from .builtin import AGENT_ALIASES, NoopAgent, ReferenceAgent, ScriptAgent, load_predictions
 
 AgentFactory = Callable[[], Agent]
 _AGENTS: dict[str, AgentFactory] = {"reference": ReferenceAgent, "noop": NoopAgent, "script": ScriptAgent}
@@ -33,7 +33,6 @@ __all__ = [
     "EpisodeLimits",
     "NoopAgent",
     "Observation",
-    "OracleAgent",
     "ReferenceAgent",
     "ScriptAgent",
     "Turn",

@@ -77,10 +77,8 @@ class CommandsAgent(ScriptedAgent):
         return ([context.solution] if self._with_reference else []) + self._extra
 
 
-OracleAgent = ReferenceAgent  # the name before "oracle" came to mean the collateral checker alone
-
 AGENT_ALIASES = {"oracle": "reference"}
-"""Old agent names still accepted by --termrl-agent and make_builtin_agent."""
+"""Old agent names still accepted by --termrl-agent and make_builtin_agent ("oracle" names the collateral checker alone)."""
 
 
 class NoopAgent(ScriptedAgent):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from ..agents import agent_names
 from ..agents.builtin import AGENT_ALIASES
 from ..faults import ALIASES as FAMILY_ALIASES
 from ..faults import CLEAN, FAMILIES
@@ -161,6 +162,9 @@ def read_options(config) -> TermrlOptions:
     if m.base_url and not m.model:
         raise ValueError("--termrl-base-url needs --termrl-model: the name the endpoint serves")
     plays_agent = MODES[opts.mode].plays_agent
+    known = sorted({*agent_names(), "openai"})
+    if opts.agent not in known and not config.pluginmanager.hook.pytest_termrl_make_agent.get_hookimpls():
+        raise ValueError(f"--termrl-agent: unknown agent {opts.agent!r}; known: {', '.join(known)} (or one a pytest_termrl_make_agent hook supplies)")
     if opts.agent == "openai" and plays_agent and not (m.base_url or m.server):
         raise ValueError("--termrl-agent=openai needs --termrl-base-url or --termrl-server")
     if opts.agent == "script" and opts.predictions is None and plays_agent:

@@ -17,7 +17,7 @@ import sys
 
 import pytest
 
-from pytest_termrl.agents.builtin import NoopAgent, OracleAgent, ScriptAgent
+from pytest_termrl.agents.builtin import NoopAgent, ReferenceAgent, ScriptAgent
 from pytest_termrl.episode import EpisodeSettings, EpisodeSpec
 from pytest_termrl.harness import Harness
 from pytest_termrl.tasks.suite import load_suite
@@ -64,7 +64,7 @@ def assert_real_failure(outcome, loaded_tests) -> None:
 
 def test_oracle_passes_and_noop_fails(backend, suite):
     tests = suite.by_id(TASK).contract.tests
-    good = play(backend, suite, OracleAgent())
+    good = play(backend, suite, ReferenceAgent())
     assert good.safe_success and good.verdict.complete
     assert good.verdict.passed == good.verdict.total == len(tests)
     assert good.reward == 1.0
@@ -194,7 +194,7 @@ def test_tampering_with_the_hidden_tests_folder_is_impossible(backend, suite):
 
 # -- inventory -------------------------------------------------------------------------
 def test_inventory_mismatch_names_the_test(backend, suite):
-    outcome, sandbox, loaded = play(backend, suite, OracleAgent(), keep_open=True)
+    outcome, sandbox, loaded = play(backend, suite, ReferenceAgent(), keep_open=True)
     try:
         assert outcome.safe_success
         inventory = loaded.contract.tests
@@ -226,7 +226,7 @@ def signed_payload(body: dict, key: bytes, mac: str | None = None) -> bytes:
 def test_forged_payload_is_rejected_end_to_end(backend, suite, monkeypatch):
     # The verifier's result channel answers with a well-formed payload under the wrong key:
     # the verdict is a harness error, never a pass.
-    outcome, sandbox, loaded = play(backend, suite, OracleAgent(), keep_open=True)
+    outcome, sandbox, loaded = play(backend, suite, ReferenceAgent(), keep_open=True)
     try:
         original = type(backend).run_isolated
 

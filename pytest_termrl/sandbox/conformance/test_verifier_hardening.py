@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 
-from pytest_termrl.agents.builtin import OracleAgent
+from pytest_termrl.agents.builtin import ReferenceAgent
 from pytest_termrl.episode import EpisodeSpec
 from pytest_termrl.harness import Harness
 from pytest_termrl.tasks.suite import load_suite
@@ -80,7 +80,7 @@ def test_git_settings_of_the_agents_repository_run_no_code_in_the_verifier(backe
     assert verdict.complete, [o.message for o in verdict.outcomes if o.outcome != "passed"]
 
 
-class _Idle(OracleAgent):
+class _Idle(ReferenceAgent):
     """Plays nothing more: the work was done before the episode started."""
 
     def commands_for(self, context):
