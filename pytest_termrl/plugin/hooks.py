@@ -89,12 +89,29 @@ def pytest_collect_file(file_path: Path, parent):
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collect_directory(path: Path, parent):
-    """In a mode that makes suites (freeze), a folder of task directories without contracts.jsonl is a new suite."""
-    if not MODES[termrl_options(parent.config).mode].makes_suites or (path / CONTRACTS_FILE).exists() or is_inside_suite(path):
+    """In a mode that makes suites (freeze), a folder of task directories without contracts.jsonl is a new suite.
+
+    Only a folder the command line names (or one inside it) counts: pytest also lists the
+    siblings of every folder on the way to an argument, and those are not the user's to change.
+    """
+    config = parent.config
+    if not MODES[termrl_options(config).mode].makes_suites or not _named_by_arguments(path, config):
         return None
-    if any((child / "task.toml").is_file() for child in path.iterdir() if child.is_dir()):
-        (path / CONTRACTS_FILE).write_text("")
+    try:
+        if (path / CONTRACTS_FILE).exists() or is_inside_suite(path):
+            return None
+        if any((child / "task.toml").is_file() for child in path.iterdir() if child.is_dir()):
+            (path / CONTRACTS_FILE).write_text("")
+    except OSError:
+        pass  # a folder that vanished or cannot be listed holds no new suite
     return None
+
+
+def _named_by_arguments(path: Path, config) -> bool:
+    base = Path(config.invocation_params.dir)
+    named = [(base / arg.split("::")[0]).resolve() for arg in config.args]
+    here = path.resolve()
+    return any(here == arg or arg in here.parents for arg in named)
 
 
 def pytest_ignore_collect(collection_path: Path, config):
