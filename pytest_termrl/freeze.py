@@ -8,7 +8,6 @@ the inventory and the hashes of the task's files.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-
 from functools import partial
 
 from .agents.builtin import NoopAgent, ReferenceAgent
@@ -19,6 +18,7 @@ from .verifier.verify import run_hidden_tests
 from .oracle.monitor import CollateralMonitor
 from .oracle.policy import footprint
 from .tasks.contracts import Contract, hash_task_files
+from .tasks.importers import expected_reference
 from .tasks.suite import LoadedTask
 
 
@@ -45,6 +45,12 @@ def _play(harness: Harness, loaded: LoadedTask, agent_name: str, index: int) -> 
 def freeze_task(harness: Harness, loaded: LoadedTask, suite_root_name: str = "") -> FreezeResult:
     task = loaded.task
     result = FreezeResult(task.id)
+    if task.solution_script is None or not task.solution_script.is_file():
+        result.problems.append(
+            f"task {task.id!r} has no reference solution: expected {expected_reference(task)}; "
+            "freezing validates the reference, so a task without one cannot be frozen"
+        )
+        return result
     unfrozen = LoadedTask(task, None, loaded.split)
     runs = [_play(harness, unfrozen, "reference", i) for i in range(2)]
     for index, (run, _) in enumerate(runs):

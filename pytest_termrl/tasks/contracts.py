@@ -6,15 +6,14 @@ files changed since it was frozen, so a verdict always refers to the graded task
 
 from __future__ import annotations
 
-import hashlib
 import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from ..errors import ContractMismatchError, TaskFormatError
+from .files import read_lines, sha256_file, task_files
 
 CONTRACTS_FILE = "contracts.jsonl"
-_IGNORED_PARTS = {"__pycache__", ".pytest_cache"}
 
 
 @dataclass(frozen=True)
@@ -40,14 +39,11 @@ class Contract:
 
 
 def hash_task_files(task_dir: Path) -> dict[str, str]:
-    """sha256 of each file under the task directory (caches skipped), by relative path."""
-    hashes = {}
-    for path in sorted(task_dir.rglob("*")):
-        rel = path.relative_to(task_dir)
-        if _IGNORED_PARTS.intersection(rel.parts) or not path.is_file():
-            continue
-        hashes[rel.as_posix()] = hashlib.sha256(path.read_bytes()).hexdigest()
-    return hashes
+    """sha256 of each file under the task directory (caches skipped), by relative path.
+
+    Raises TaskFormatError naming a file that cannot be read or is over the size limit.
+    """
+    return {path.relative_to(task_dir).as_posix(): sha256_file(path) for path in task_files(task_dir)}
 
 
 def check_task_files(contract: Contract, task_dir: Path) -> None:
@@ -90,17 +86,43 @@ def parse_contract_line(source: Path, lineno: int, line: str) -> Contract:
     )
 
 
+class DuplicateContractError(TaskFormatError):
+    """Two lines of contracts.jsonl freeze one task: neither is trusted."""
+
+    def __init__(self, source: Path, task_id: str, lines: list[int]) -> None:
+        self.task_id = task_id
+        self.lines = tuple(lines)
+        numbers = ", ".join(map(str, lines[:-1])) + f" and {lines[-1]}"
+        super().__init__(
+            f"{source}:{lines[-1]}", "task_id",
+            f"task {task_id!r} has {len(lines)} contracts (lines {numbers}); expected one line per task: "
+            "delete all but one, or re-run with --termrl-freeze",
+        )
+
+
 def read_contracts(path: Path) -> tuple[list[Contract], list[TaskFormatError]]:
-    """All well-formed contracts of a file, and an error for each bad line (others still load)."""
-    contracts: list[Contract] = []
+    """All well-formed contracts of a file, and an error for each bad line (others still load).
+
+    A line that is not UTF-8 or not a contract is an error naming ``file:line``; a task with
+    two or more lines gets no contract and one DuplicateContractError naming every line.
+    """
+    by_id: dict[str, list[tuple[int, Contract]]] = {}
     errors: list[TaskFormatError] = []
-    for lineno, line in enumerate(path.read_text().splitlines(), start=1):
-        if not line.strip():
-            continue
+    for lineno, line in read_lines(path):
         try:
-            contracts.append(parse_contract_line(path, lineno, line))
+            if isinstance(line, TaskFormatError):
+                raise line
+            contract = parse_contract_line(path, lineno, line)
         except TaskFormatError as exc:
             errors.append(exc)
+            continue
+        by_id.setdefault(contract.task_id, []).append((lineno, contract))
+    contracts = []
+    for task_id, found in by_id.items():
+        if len(found) == 1:
+            contracts.append(found[0][1])
+        else:
+            errors.append(DuplicateContractError(path, task_id, [lineno for lineno, _ in found]))
     return contracts, errors
 
 

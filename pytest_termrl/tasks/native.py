@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import os
 import tomllib
 from pathlib import Path
 
 from ..errors import TaskFormatError
+from .files import check_instruction, check_tree, read_text, regular_file
 from .model import DEFAULT_WORKDIR, Task
 
 _DIFFICULTIES = ("easy", "medium", "hard")
@@ -35,10 +37,8 @@ def _relative_input(path: Path, value: str) -> str:
 def load_native_task(task_dir: Path) -> Task:
     """Read one task directory; raise TaskFormatError naming the file and field at fault."""
     toml_path = task_dir / "task.toml"
-    if not toml_path.is_file():
-        raise TaskFormatError(toml_path, None, "missing: a task directory needs a task.toml")
     try:
-        data = tomllib.loads(toml_path.read_text())
+        data = tomllib.loads(read_text(toml_path, what="the task's task.toml"))
     except tomllib.TOMLDecodeError as exc:
         raise TaskFormatError(toml_path, None, f"not valid TOML ({exc})") from None
     task_id = _string(toml_path, data, "id")
@@ -57,14 +57,11 @@ def load_native_task(task_dir: Path) -> Task:
         raise TaskFormatError(toml_path, "limits.max_commands", "expected a positive integer")
 
     instruction_path = task_dir / "instruction.md"
-    if not instruction_path.is_file():
-        raise TaskFormatError(instruction_path, None, "missing: the task's instruction for the agent")
-    instruction = instruction_path.read_text().strip()
-    if not instruction:
-        raise TaskFormatError(instruction_path, None, "expected a non-empty instruction")
+    instruction = check_instruction(instruction_path, None, read_text(instruction_path, what="the task's instruction for the agent"))
     tests_dir = task_dir / "tests"
     if not tests_dir.is_dir() or not any(tests_dir.glob("test_*.py")):
         raise TaskFormatError(tests_dir, None, "missing: expected hidden tests as tests/test_*.py")
+    check_task_tree(task_dir)
 
     def optional(name: str) -> Path | None:
         candidate = task_dir / name
@@ -87,3 +84,18 @@ def load_native_task(task_dir: Path) -> Task:
         solution_script=optional("solution.sh"),
         tests_dir=tests_dir,
     )
+
+
+def check_task_tree(task_dir: Path) -> None:
+    """Raise TaskFormatError naming the first file the episodes could not use (see ``files.check_tree``);
+    the reference fed to the shell (``solution.sh``) must be UTF-8, ``setup.sh`` runs byte for byte."""
+    check_tree(task_dir, task_dir / "tests")
+    environment = task_dir / "environment"
+    if os.path.lexists(environment) and not environment.is_dir():
+        raise TaskFormatError(environment, None, "expected a directory of the files copied into the workdir")
+    solution = task_dir / "solution.sh"
+    if os.path.lexists(solution):
+        read_text(solution, what="the reference solution, a bash script")
+    setup = task_dir / "setup.sh"
+    if os.path.lexists(setup):
+        regular_file(setup, what="a bash script")

@@ -7,13 +7,15 @@ every task that did load, so one broken task never stops the others.
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import ContractMismatchError, TaskFormatError
-from .contracts import CONTRACTS_FILE, Contract, check_task_files, read_contracts
+from .contracts import CONTRACTS_FILE, Contract, DuplicateContractError, check_task_files, read_contracts
+from .files import read_text
 from .model import Task
-from .importers import load_dockerless, load_task_dir
+from .importers import load_dockerless, load_task_dir, unexpected
 from .importers.metadata import task_id_from
 
 SPLITS_FILE = "splits.json"
@@ -49,10 +51,10 @@ def task_dirs(root: Path) -> list[Path]:
 def read_splits(root: Path) -> dict[str, str]:
     """task_id -> split name, from splits.json ({split: [task ids]}); empty when absent."""
     path = root / SPLITS_FILE
-    if not path.exists():
+    if not os.path.lexists(path):
         return {}
     try:
-        data = json.loads(path.read_text())
+        data = json.loads(read_text(path, what="the suite's splits"))
     except json.JSONDecodeError as exc:
         raise TaskFormatError(path, None, f"not valid JSON ({exc.msg})") from None
     if not isinstance(data, dict):
@@ -68,6 +70,8 @@ def read_splits(root: Path) -> dict[str, str]:
 
 def is_predictions_file(path: Path) -> bool:
     """A JSONL of {task_id, agent_script} rows (for --termrl-agent=script), not DockerLess tasks."""
+    if not path.is_file():
+        return False  # never opened: a FIFO would block; the DockerLess loader names it
     for line in path.read_text(errors="replace").splitlines():
         if line.strip():
             try:
@@ -78,12 +82,33 @@ def is_predictions_file(path: Path) -> bool:
     return False
 
 
+def _entry(where: str) -> str:
+    """The problem name of a ``file:line`` (or a whole file): 'rows.jsonl:4'."""
+    return where.replace("\\", "/").rsplit("/", 1)[-1]
+
+
 def load_suite(contracts_path: Path, require_contracts: bool = True) -> Suite:
+    """Every task of a suite folder, and a named problem per broken entry; never raises for one task.
+
+    A problem is one task's (its folder, DockerLess row or contract lines) or one line's when
+    no task can be known: a task that does not load, has no or two contracts, whose files
+    changed since it was frozen, or whose id another task of the suite has too.
+    """
     root = contracts_path.parent
     suite = Suite(name=root.name, root=root)
-    contracts, errors = read_contracts(contracts_path) if contracts_path.exists() else ([], [])
-    for error in errors:
-        suite.problems[f"{CONTRACTS_FILE}:{error.path.rsplit(':', 1)[-1]}"] = str(error)
+    contracts: list[Contract] = []
+    duplicated: dict[str, DuplicateContractError] = {}
+    if os.path.lexists(contracts_path):
+        try:
+            contracts, errors = read_contracts(contracts_path)
+        except TaskFormatError as exc:
+            suite.problems[CONTRACTS_FILE] = str(exc)
+            errors = []
+        for error in errors:
+            if isinstance(error, DuplicateContractError) and require_contracts:
+                duplicated[error.task_id] = error
+            elif not isinstance(error, DuplicateContractError):
+                suite.problems[_entry(error.path)] = str(error)
     by_id = {c.task_id: c for c in contracts}
     try:
         splits = read_splits(root)
@@ -91,33 +116,49 @@ def load_suite(contracts_path: Path, require_contracts: bool = True) -> Suite:
         suite.problems[SPLITS_FILE] = str(exc)
         splits = {}
     present = set()
-
-    def admit(task, name: str) -> None:
-        contract = by_id.get(task.id)
-        if contract is None and require_contracts:
-            raise ContractMismatchError(
-                f"task {task.id!r} ({name}) has no contract in {contracts_path}; run with --termrl-freeze"
-            )
-        if contract is not None and require_contracts:
-            check_task_files(contract, task.root)
-        suite.tasks.append(LoadedTask(task, contract, splits.get(task.id)))
+    found: dict[str, list[tuple[Task, str, str]]] = {}
+    """task id -> (task, where it was read, its problem name), in the order read."""
 
     for folder in task_dirs(root):
         present.update({folder.name, task_id_from(folder.name)})
         try:
-            admit(load_task_dir(folder), str(folder))
+            task = load_task_dir(folder)
         except (TaskFormatError, ContractMismatchError) as exc:
             suite.problems[folder.name] = str(exc)
+        except (OSError, ValueError) as exc:
+            suite.problems[folder.name] = unexpected(folder, exc)
+        else:
+            found.setdefault(task.id, []).append((task, str(folder), folder.name))
     for rows in sorted(p for p in root.glob("*.jsonl") if p.name != CONTRACTS_FILE and not is_predictions_file(p)):
         tasks, errors = load_dockerless(rows)
         for error in errors:
-            suite.problems[f"{rows.name}:{error.path.rsplit(':', 1)[-1]}"] = str(error)
+            suite.problems[_entry(error.path) if error.path != str(rows) else rows.name] = str(error)
         for task in tasks:
             present.add(task.id)
-            try:
-                admit(task, task.source.path)
-            except ContractMismatchError as exc:
-                suite.problems[task.source.path.rsplit("/", 1)[-1]] = str(exc)
+            found.setdefault(task.id, []).append((task, task.source.path, _entry(task.source.path)))
+
+    for task_id, sources in found.items():
+        task, where, name = sources[0]
+        if len(sources) > 1:
+            named = " and ".join(f"{w} ({t.source.format})" for t, w, _ in sources)
+            suite.problems[task_id] = f"task id {task_id!r} is given by {len(sources)} tasks of the suite: {named}; expected one task per id: rename or remove all but one"
+            continue
+        try:
+            if task_id in duplicated:
+                raise duplicated[task_id]
+            contract = by_id.get(task_id)
+            if contract is None and require_contracts:
+                raise ContractMismatchError(
+                    f"task {task_id!r} ({where}) has no contract in {contracts_path}; run with --termrl-freeze"
+                )
+            if contract is not None and require_contracts:
+                check_task_files(contract, task.root)
+            suite.tasks.append(LoadedTask(task, contract, splits.get(task_id)))
+        except (TaskFormatError, ContractMismatchError) as exc:
+            suite.problems[name] = str(exc)
     for task_id in sorted(set(by_id) - present):
         suite.problems[task_id] = f"{contracts_path}: contract for {task_id!r} names no task directory in {root}"
+    for task_id, error in sorted(duplicated.items()):
+        if task_id not in present:
+            suite.problems[_entry(error.path)] = str(error)
     return suite

@@ -41,6 +41,7 @@ backend binds the home at both paths (``pytest_termrl.sandbox.layout.workdir_ali
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from ...errors import TaskFormatError
@@ -56,6 +57,7 @@ FORMATS = ("native", "terminal_bench", "harbor", "dockerless")
 __all__ = [
     "FORMATS",
     "detect_format",
+    "expected_reference",
     "load_any",
     "load_dockerless",
     "load_harbor_task",
@@ -77,8 +79,8 @@ def detect_format(path: Path) -> str | None:
         return "terminal_bench"
     if is_harbor_dir(path):
         return "harbor"
-    if (path / "task.toml").is_file():
-        return "native"
+    if os.path.lexists(path / "task.toml"):
+        return "native"  # a task.toml that is no readable file is named by the native loader
     return None
 
 
@@ -144,13 +146,20 @@ def scan(path: Path) -> tuple[list[Task], dict[str, str]]:
             loaded, errors = load_dockerless(target)
             tasks += loaded
             for error in errors:
-                problems[f"{target.name}:{error.path.rsplit(':', 1)[-1]}"] = str(error)
+                problems[target.name if error.path == str(target) else f"{target.name}:{error.path.rsplit(':', 1)[-1]}"] = str(error)
             continue
         try:
             tasks.append(load_task_dir(target))
         except TaskFormatError as exc:
             problems[target.name] = str(exc)
+        except (OSError, ValueError) as exc:
+            problems[target.name] = unexpected(target, exc)
     return tasks, problems
+
+
+def unexpected(target: Path, exc: Exception) -> str:
+    """The problem text for a failure no loader foresaw while reading one task: named, never fatal."""
+    return f"{target}: cannot be loaded ({type(exc).__name__}: {exc})"
 
 
 def load_any(path: Path) -> list[Task]:
@@ -160,6 +169,16 @@ def load_any(path: Path) -> list[Task]:
         name, message = sorted(problems.items())[0]
         raise TaskFormatError(path, None, f"{name}: {message}")
     return tasks
+
+
+def expected_reference(task: Task) -> str:
+    """Where a task's format keeps its reference solution: the file (or row field) to add when it has none."""
+    root = task.root
+    return {
+        "terminal_bench": f"{root / 'solution.sh'} (or solution.yaml)",
+        "harbor": str(root / "solution" / "solve.sh"),
+        "dockerless": f"{task.source.path}: field 'solution'",
+    }.get(task.source.format, str(root / "solution.sh"))
 
 
 def offline_status(task: Task) -> tuple[str, list[str]]:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from ..files import MAX_FILE_BYTES, read_bytes, task_files
 from .dockerfile import DockerPlan, setup_text, write_environment
 
 IMPORTER_VERSION = "1"
@@ -34,12 +35,9 @@ def cache_root() -> Path:
 def digest_tree(root: Path, extra: bytes = b"") -> str:
     """sha256 over the relative paths and bytes of every file under root (caches skipped)."""
     h = hashlib.sha256(IMPORTER_VERSION.encode() + b"\0" + extra + b"\0")
-    for path in sorted(root.rglob("*")):
-        rel = path.relative_to(root)
-        if {"__pycache__", ".pytest_cache"} & set(rel.parts) or not path.is_file():
-            continue
-        h.update(rel.as_posix().encode() + b"\0")
-        h.update(path.read_bytes())
+    for path in task_files(root):
+        h.update(path.relative_to(root).as_posix().encode() + b"\0")
+        h.update(read_bytes(path, MAX_FILE_BYTES))
         h.update(b"\0")
     return h.hexdigest()
 

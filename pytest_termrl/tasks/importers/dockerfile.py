@@ -5,6 +5,7 @@ from __future__ import annotations
 import fnmatch
 import glob as globlib
 import json
+import os
 import re
 import shlex
 import shutil
@@ -13,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from ...errors import TaskFormatError
+from ..files import read_text
 from ..model import ImageSpec
 from .scripts import logical_lines, network_need, split_segments
 
@@ -119,9 +121,10 @@ class DockerPlan:
 
 def _dockerignore(context: Path) -> list[str]:
     path = context / ".dockerignore"
-    if not path.is_file():
+    if not os.path.lexists(path):
         return []
-    return [line.strip().lstrip("/") for line in path.read_text().splitlines() if line.strip() and not line.startswith("#")]
+    text = read_text(path, what="a .dockerignore file")
+    return [line.strip().lstrip("/") for line in text.splitlines() if line.strip() and not line.startswith("#")]
 
 
 def _ignored(rel: str, patterns: list[str]) -> bool:

@@ -31,6 +31,7 @@ import shlex
 from pathlib import Path, PurePosixPath
 
 from ...errors import TaskFormatError
+from ..files import check_instruction, read_lines
 from ..model import DEFAULT_WORKDIR, Task, TaskSource
 from ..native import load_native_task
 from .cache import IMPORTER_VERSION, cache_root, materialise
@@ -139,6 +140,7 @@ def task_from_row(source: Path, lineno: int, line: str) -> Task:
     instruction = row.get("instruction", row.get("prompt"))
     if not isinstance(instruction, str) or not instruction.strip():
         raise TaskFormatError(where, "instruction", "expected a non-empty string")
+    check_instruction(where, "instruction", instruction)
     workdir = row.get("workdir", DEFAULT_WORKDIR)
     if not isinstance(workdir, str) or not workdir.startswith("/") or ".." in PurePosixPath(workdir).parts:
         raise TaskFormatError(where, "workdir", "expected an absolute path")
@@ -216,13 +218,13 @@ def load_dockerless(path: Path) -> tuple[list[Task], list[TaskFormatError]]:
     errors: list[TaskFormatError] = []
     seen: dict[str, int] = {}
     try:
-        text = path.read_text()
-    except (OSError, UnicodeDecodeError) as exc:
-        return [], [TaskFormatError(path, None, f"cannot be read ({exc})")]
-    for lineno, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
+        lines = read_lines(path)
+    except TaskFormatError as exc:
+        return [], [exc]
+    for lineno, line in lines:
         try:
+            if isinstance(line, TaskFormatError):
+                raise line
             task = task_from_row(path, lineno, line)
         except TaskFormatError as exc:
             errors.append(exc)

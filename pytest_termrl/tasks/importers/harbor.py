@@ -21,11 +21,13 @@ the rest of ``solution/`` beside it (references to ``/solution/`` are pointed th
 
 from __future__ import annotations
 
+import os
 import re
 import tomllib
 from pathlib import Path
 
 from ...errors import TaskFormatError
+from ..files import check_instruction, check_tree, read_text, regular_file
 from ..model import GraderSpec, Task, TaskSource
 from .cache import materialise_plan
 from .dockerfile import DockerPlan, image_spec, is_generic_base, plan_dockerfile
@@ -48,8 +50,8 @@ def is_harbor_dir(path: Path) -> bool:
     if (path / "tests" / TEST_SCRIPT).is_file() or (path / "solution" / "solve.sh").is_file():
         return True
     try:
-        data = tomllib.loads(toml_path.read_text())
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError):
+        data = tomllib.loads(read_text(toml_path))
+    except (tomllib.TOMLDecodeError, TaskFormatError):
         return False
     return "id" not in data and bool(_HARBOR_KEYS & set(data))
 
@@ -84,10 +86,8 @@ def load_harbor_task(task_dir: Path) -> Task:
     """Read one Harbor task directory; raise TaskFormatError naming the file and field."""
     task_dir = Path(task_dir)
     toml_path = task_dir / "task.toml"
-    if not toml_path.is_file():
-        raise TaskFormatError(toml_path, None, "missing: a Harbor task needs a task.toml")
     try:
-        data = tomllib.loads(toml_path.read_text())
+        data = tomllib.loads(read_text(toml_path, what="a Harbor task's task.toml"))
     except tomllib.TOMLDecodeError as exc:
         raise TaskFormatError(toml_path, None, f"not valid TOML ({exc})") from None
     meta = _table(toml_path, data, "metadata")
@@ -97,11 +97,7 @@ def load_harbor_task(task_dir: Path) -> Task:
     environment = _table(toml_path, data, "environment")
 
     instruction_path = task_dir / "instruction.md"
-    if not instruction_path.is_file():
-        raise TaskFormatError(instruction_path, None, "missing: the task's instruction for the agent")
-    instruction = instruction_path.read_text().strip()
-    if not instruction:
-        raise TaskFormatError(instruction_path, None, "expected a non-empty instruction")
+    instruction = check_instruction(instruction_path, None, read_text(instruction_path, what="the task's instruction for the agent"))
 
     notes: list[str] = []
     difficulty = difficulty_of(toml_path, meta.get("difficulty", data.get("difficulty")), notes)
@@ -123,8 +119,10 @@ def load_harbor_task(task_dir: Path) -> Task:
 
     tests_dir = task_dir / "tests"
     test_sh = tests_dir / TEST_SCRIPT
-    if not test_sh.is_file():
+    if not os.path.lexists(test_sh):
         raise TaskFormatError(test_sh, None, "missing: a Harbor task's grader is tests/test.sh")
+    regular_file(test_sh, what="the Harbor grader script")
+    check_tree(task_dir, tests_dir)
 
     env_dir = task_dir / "environment"
     dockerfile = env_dir / "Dockerfile"
@@ -143,7 +141,7 @@ def load_harbor_task(task_dir: Path) -> Task:
 
     solution_dir = task_dir / "solution"
     solve = solution_dir / "solve.sh"
-    solution = solve.read_text() if solve.is_file() else None
+    solution = read_text(solve, what="the reference solution, a bash script") if os.path.lexists(solve) else None
     siblings = {}
     if solution is not None:
         for path in sorted(solution_dir.rglob("*")):

@@ -21,10 +21,12 @@ the sandbox presents the agent's home at that path (see ``docs`` in the importer
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
 from ...errors import TaskFormatError
+from ..files import check_instruction, check_tree, read_text
 from ..model import GraderSpec, Task, TaskSource
 from .cache import materialise_plan
 from .dockerfile import DockerPlan, image_spec, plan_dockerfile
@@ -41,7 +43,7 @@ DEFAULT_WORKDIR = "/app"
 
 
 def is_terminal_bench_dir(path: Path) -> bool:
-    return (path / "task.yaml").is_file()
+    return os.path.lexists(path / "task.yaml")
 
 
 def _yaml(path: Path):
@@ -50,7 +52,7 @@ def _yaml(path: Path):
     except ImportError:  # pragma: no cover - PyYAML ships with the harness's environment
         raise TaskFormatError(path, None, "reading Terminal-Bench tasks needs PyYAML (pip install pyyaml)") from None
     try:
-        return yaml.safe_load(path.read_text())
+        return yaml.safe_load(read_text(path, what="a YAML file"))
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark is not None else ""
@@ -60,8 +62,8 @@ def _yaml(path: Path):
 def _solution(task_dir: Path) -> tuple[str | None, str | None]:
     """(script text, file name) of the reference, or (None, None) when the task has none."""
     sh = task_dir / "solution.sh"
-    if sh.is_file():
-        return sh.read_text(), sh.name
+    if os.path.lexists(sh):
+        return read_text(sh, what="the reference solution, a bash script"), sh.name
     yml = task_dir / "solution.yaml"
     if not yml.is_file():
         return None, None
@@ -116,14 +118,13 @@ def load_terminal_bench_task(task_dir: Path) -> Task:
     """Read one Terminal-Bench task directory; raise TaskFormatError naming the file and field."""
     task_dir = Path(task_dir)
     yaml_path = task_dir / "task.yaml"
-    if not yaml_path.is_file():
-        raise TaskFormatError(yaml_path, None, "missing: a Terminal-Bench task needs a task.yaml")
     data = _yaml(yaml_path)
     if not isinstance(data, dict):
         raise TaskFormatError(yaml_path, None, "expected a mapping of fields")
     instruction = data.get("instruction")
     if not isinstance(instruction, str) or not instruction.strip():
         raise TaskFormatError(yaml_path, "instruction", "expected a non-empty string")
+    instruction = check_instruction(yaml_path, "instruction", instruction)
     notes: list[str] = []
     difficulty = difficulty_of(yaml_path, data.get("difficulty"), notes)
     category = data.get("category", "general")
@@ -139,6 +140,7 @@ def load_terminal_bench_task(task_dir: Path) -> Task:
     tests_dir = task_dir / "tests"
     if not tests_dir.is_dir() or not any(tests_dir.glob("test_*.py")):
         raise TaskFormatError(tests_dir, None, "missing: expected the tests as tests/test_*.py")
+    check_tree(task_dir, tests_dir)
     solution, solution_name = _solution(task_dir)
 
     dockerfile = task_dir / "Dockerfile"

@@ -1,0 +1,158 @@
+"""Bad input: each gets an error naming the file, the field and what was expected, and one broken
+task never stops the others.
+
+Every case breaks one task (``checksum_verify``) of a copy of real core tasks, in one way, and
+runs the suite with the reference agent: the break is that task's own collection error, with the
+message the user reads, and the other task still runs and passes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+
+import pytest
+
+from conftest import REPO, write_tiny_task
+
+from pytest_termrl.tasks.files import MAX_FILE_BYTES
+
+BROKEN, HEALTHY = "checksum_verify", "config_ini_update"
+HARBOR_TASK = REPO / "tests" / "data" / "imports" / "runnable" / "harbor" / "hb-word-freq"
+
+
+def _plant_bad_byte(path, after: bytes = b" ") -> str:
+    """Put a 0xff byte just after the first ``after`` in the file; the position as the error names it."""
+    data = path.read_bytes()
+    offset = data.index(after) + len(after)
+    path.write_bytes(data[:offset] + b"\xff" + data[offset:])
+    line = data.count(b"\n", 0, offset) + 1
+    column = offset - (data.rfind(b"\n", 0, offset) + 1) + 1
+    return f"not valid UTF-8: byte 0xff at offset {offset} (line {line}, column {column})"
+
+
+def _bad_task_file(rel: str):
+    def breaker(suite):
+        path = suite / BROKEN / rel
+        return [f"*suite/{BROKEN}/{rel}: {_plant_bad_byte(path)}*"], {"passed": 1, "errors": 1}
+
+    return breaker
+
+
+def _bad_contract_line(suite):
+    # Line 1 freezes the broken task: the line is named, and the task is left without a contract.
+    path = suite / "contracts.jsonl"
+    assert json.loads(path.read_text().splitlines()[0])["task_id"] == BROKEN
+    where = _plant_bad_byte(path, b'"path": "')
+    return [f"*'{BROKEN}'*has no contract*", f"*suite/contracts.jsonl:1: {where}*"], {"passed": 1, "errors": 2}
+
+
+def _harbor_dockerignore(suite):
+    # A Harbor task's environment/.dockerignore decides what its image copies: it must be text.
+    task = shutil.copytree(HARBOR_TASK, suite / "hb-word-freq")
+    (task / "environment" / ".dockerignore").write_bytes(b"drafts\xff\n")
+    message = "not valid UTF-8: byte 0xff at offset 6 (line 1, column 7)"
+    return [f"*suite/hb-word-freq/environment/.dockerignore: {message}*"], {"passed": 2, "errors": 1}
+
+
+def _binary_environment_file(suite):
+    # The environment is data: any bytes are fine there (the contract is refrozen by hand).
+    (suite / BROKEN / "environment" / "blob.bin").write_bytes(bytes(range(256)) * 4)
+    path = suite / "contracts.jsonl"
+    lines = path.read_text().splitlines()
+    contract = json.loads(lines[0])
+    contract["files"]["environment/blob.bin"] = hashlib.sha256(bytes(range(256)) * 4).hexdigest()
+    path.write_text("\n".join([json.dumps(contract), *lines[1:]]) + "\n")
+    return [f"*{BROKEN}-clean-p0_default-0*PASSED*"], {"passed": 2}
+
+
+def _fifo_instruction(suite):
+    path = suite / BROKEN / "instruction.md"
+    path.unlink()
+    os.mkfifo(path)  # never opened: collection must not block on it
+    return [f"*suite/{BROKEN}/instruction.md: expected the task's instruction for the agent (a regular file), found a FIFO*"], {"passed": 1, "errors": 1}
+
+
+def _directory_solution(suite):
+    path = suite / BROKEN / "solution.sh"
+    path.unlink()
+    path.mkdir()
+    return [f"*suite/{BROKEN}/solution.sh: expected the reference solution, a bash script (a regular file), found a directory*"], {"passed": 1, "errors": 1}
+
+
+def _oversized_environment_file(suite):
+    path = suite / BROKEN / "environment" / "huge.bin"
+    with open(path, "wb") as handle:
+        handle.truncate(MAX_FILE_BYTES + 1)  # sparse: costs no disk
+    size = f"256.0 MiB ({MAX_FILE_BYTES + 1} bytes)"
+    return [f"*suite/{BROKEN}/environment/huge.bin: too large: {size}; expected at most 256 MiB*"], {"passed": 1, "errors": 1}
+
+
+def _duplicate_contract_lines(suite):
+    path = suite / "contracts.jsonl"
+    lines = path.read_text().splitlines()
+    path.write_text("\n".join([*lines, lines[0]]) + "\n")
+    message = f"task '{BROKEN}' has 2 contracts (lines 1 and 3); expected one line per task"
+    return [f"*suite/contracts.jsonl:3: field 'task_id': {message}*"], {"passed": 1, "errors": 1}
+
+
+def _duplicate_id_across_formats(suite):
+    row = {"id": BROKEN, "instruction": "Write hi to out.txt.", "tests": "def test_out():\n    assert True\n"}
+    (suite / "rows.jsonl").write_text(json.dumps(row) + "\n")
+    sources = f"*suite/{BROKEN} (native) and *suite/rows.jsonl:1 (dockerless)"
+    return [f"*task id '{BROKEN}' is given by 2 tasks of the suite: {sources}; expected one task per id*"], {"passed": 1, "errors": 1}
+
+
+def _huge_instruction(suite):
+    (suite / BROKEN / "instruction.md").write_text("a" * 300 * 1024 + "\n")
+    message = "the instruction is 300.0 KiB (307200 bytes); expected at most 256 KiB (far larger than any model context)"
+    return [f"*suite/{BROKEN}/instruction.md: {message}*"], {"passed": 1, "errors": 1}
+
+
+CASES = {
+    "utf8_task_toml": _bad_task_file("task.toml"),
+    "utf8_instruction": _bad_task_file("instruction.md"),
+    "utf8_test_file": _bad_task_file("tests/test_outputs.py"),
+    "utf8_solution": _bad_task_file("solution.sh"),
+    "utf8_contract_line": _bad_contract_line,
+    "utf8_harbor_environment": _harbor_dockerignore,
+    "binary_environment_is_data": _binary_environment_file,
+    "fifo_instruction": _fifo_instruction,
+    "directory_solution": _directory_solution,
+    "oversized_environment_file": _oversized_environment_file,
+    "duplicate_contract_lines": _duplicate_contract_lines,
+    "duplicate_id_across_formats": _duplicate_id_across_formats,
+    "huge_instruction": _huge_instruction,
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_bad_input_is_named_and_the_others_run(tp, monkeypatch, case):
+    monkeypatch.setenv("TERMRL_CACHE_DIR", str(tp.path / "cache"))
+    suite = tp.suite((BROKEN, HEALTHY))
+    expected, outcomes = CASES[case](suite)
+    result = tp.run("suite", "--termrl-agent=reference", "-v", timeout=120)
+    result.stdout.fnmatch_lines(expected)
+    result.stdout.fnmatch_lines([f"*{HEALTHY}-clean-p0_default-0*PASSED*"])
+    result.assert_outcomes(**outcomes)
+    assert result.ret == (pytest.ExitCode.TESTS_FAILED if outcomes.get("errors") else pytest.ExitCode.OK)
+    assert "UnicodeDecodeError" not in result.stdout.str() + result.stderr.str()
+
+
+def test_freeze_without_a_reference_names_the_missing_file(tp):
+    suite = tp.path / "suite"
+    suite.mkdir()
+    (suite / "contracts.jsonl").write_text("")
+    write_tiny_task(suite, "tiny_ok")
+    (write_tiny_task(suite, "tiny_bare", word="bare") / "solution.sh").unlink()
+    result = tp.run("suite", "--termrl-freeze", timeout=120)
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines([
+        f"*task 'tiny_bare' has no reference solution: expected {suite / 'tiny_bare' / 'solution.sh'}; "
+        "freezing validates the reference*",
+        "*1 of 2 task(s) frozen*",
+    ])
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    assert [json.loads(x)["task_id"] for x in (suite / "contracts.jsonl").read_text().splitlines()] == ["tiny_ok"]
