@@ -8,19 +8,24 @@ import subprocess
 import time
 
 
-def _parent_map() -> dict[int, int]:
-    parents = {}
+def proc_files(filename: str):
+    """(pid, bytes of /proc/PID/FILENAME) for every process still there when read."""
     for name in os.listdir("/proc"):
         if not name.isdigit():
             continue
         try:
-            with open(f"/proc/{name}/stat", "rb") as handle:
-                stat = handle.read()
+            with open(f"/proc/{name}/{filename}", "rb") as handle:
+                yield int(name), handle.read()
         except OSError:
             continue
+
+
+def _parent_map() -> dict[int, int]:
+    parents = {}
+    for pid, stat in proc_files("stat"):
         # The command name may hold spaces and parentheses: split after the last ')'.
         fields = stat[stat.rfind(b")") + 2 :].split()
-        parents[int(name)] = int(fields[1])
+        parents[pid] = int(fields[1])
     return parents
 
 

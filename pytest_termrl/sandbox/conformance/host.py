@@ -6,6 +6,8 @@ import os
 import secrets
 import time
 
+from ..proctree import proc_files
+
 
 def unique_sleep() -> str:
     """A sleep duration no other process on the host uses, to find it in /proc."""
@@ -14,20 +16,9 @@ def unique_sleep() -> str:
 
 def host_pids_with(marker: str) -> list[int]:
     """Host pids whose command line holds ``marker`` (the test process itself excluded)."""
-    found = []
     me = os.getpid()
     needle = marker.encode()
-    for name in os.listdir("/proc"):
-        if not name.isdigit() or int(name) == me:
-            continue
-        try:
-            with open(f"/proc/{name}/cmdline", "rb") as handle:
-                cmdline = handle.read()
-        except OSError:
-            continue
-        if needle in cmdline.replace(b"\0", b" "):
-            found.append(int(name))
-    return found
+    return [pid for pid, cmdline in proc_files("cmdline") if pid != me and needle in cmdline.replace(b"\0", b" ")]
 
 
 def host_pids_appearing(marker: str, count: int = 1, timeout_s: float = 10.0) -> list[int]:
