@@ -15,7 +15,10 @@ harness, played by :meth:`Harness.play` on a fresh sandbox in a thread of its ow
 * ``get_reward()`` ends the episode (the model stopped calling the tool), waits for the
   verifier and returns ``EpisodeOutcome.reward``: the same number, computed by the same
   code, as the pytest plugin reports for that episode (-1 with collateral, else
-  0.5 x complete + 0.5 x fraction of hidden tests passed).
+  0.5 x complete + 0.5 x fraction of hidden tests passed). A harness error (a broken
+  setup, a grader that could not judge: ``verifier_error``) is no score of the model's:
+  ``get_reward`` answers None, which TRL counts as unscorable (left out of its group's
+  baseline, advantage 0), unless the oracle saw collateral, which stays -1.
 
 When TRL asks for the first reward of a batch every rollout of that batch has finished
 generating, so the session ends them all at once and the verifiers run in parallel.
@@ -102,6 +105,14 @@ class RolloutResult:
     outcome: EpisodeOutcome | None
     record: dict
     reward: float
+    """The record's reward (a harness error's is 0, as the plugin reports it)."""
+
+    @property
+    def trainer_reward(self) -> float | None:
+        """What the trainer gets: None for a harness error without collateral (not the model's score)."""
+        if self.record.get("harness_error") and not self.record.get("violations"):
+            return None
+        return self.reward
 
 
 class Rollout:
@@ -297,8 +308,8 @@ class TermrlEnvironment:
             return ENDED_TEXT.format(reason="no episode")
         return self._rollout.run(command)
 
-    def get_reward(self) -> float:
-        """The episode's reward, as the harness computes it (EpisodeOutcome.reward)."""
+    def get_reward(self) -> float | None:
+        """The episode's reward, as the harness computes it (EpisodeOutcome.reward); None for a harness error."""
         if self._rollout is None:
             return 0.0
-        return self._session.finish(self._rollout).reward
+        return self._session.finish(self._rollout).trainer_reward

@@ -4,6 +4,11 @@ The tests run in a fresh sandbox made from a snapshot of the home, under
 :mod:`.runner` (plugin autoload off, isolated mode, no conftest from the workspace, a
 per-test timeout); the per-test outcomes come back signed. The set of tests that ran
 must equal the frozen inventory; a skipped, missing or erroring test fails the verdict.
+
+A test file that does not collect through the grader's own fault (a syntax error in it, a
+module only the trusted side could provide: the rule is :mod:`.blame`'s), or a pytest that
+refuses to start on the tests folder (exit code 4: a conftest.py there that does not
+import), is a harness error, ``verifier_error: FILE:LINE ...``, never the agent's failure.
 """
 
 from __future__ import annotations
@@ -28,11 +33,16 @@ def grade(backend: SandboxBackend, home: Path, snap_dir: Path, task: Task, inven
         # Their tests also find their own files at /tests (TEST_DIR), where those harnesses put them.
         mounts.append(TrustedMount(task.tests_dir.resolve(), "/tests"))
     budget = per_test_timeout_s * max(len(inventory or ()), 5) + 60
-    argv = runner_argv(RUNNER, TESTS_INSIDE, str(per_test_timeout_s))
+    argv = runner_argv(RUNNER, TESTS_INSIDE, str(per_test_timeout_s), task.tests_dir.name)
     body, problem = run_signed(backend, home, argv, mounts, budget, task.workdir, "the hidden tests")
     if body is None:
         return Verdict(error=problem)
     return judge(body, inventory)
+
+
+VERIFIER_ERROR = "verifier_error"
+USAGE_ERROR = 4
+"""pytest's exit code when it cannot start: bad options, or a conftest.py that does not import."""
 
 
 def failed(message: str) -> Verdict:
@@ -60,4 +70,9 @@ def judge(body: dict, inventory: tuple[str, ...] | None) -> Verdict:
     skipped = [o.nodeid for o in verdict.outcomes if o.outcome == "skipped"]
     if skipped:
         verdict.problems.append(f"skipped tests count as failures: {', '.join(skipped)}")
+    grader_errors = [error["message"] for error in body.get("grader_errors", [])]
+    if body.get("exit_code") == USAGE_ERROR and not outcomes_by_id:
+        grader_errors.append("pytest could not start on the hidden tests (exit code 4: a conftest.py there does not import, or an option was refused)")
+    if grader_errors:
+        verdict.error = f"{VERIFIER_ERROR}: " + "; ".join(grader_errors)
     return verdict

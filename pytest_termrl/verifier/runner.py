@@ -1,9 +1,11 @@
 """Runs a task's hidden tests inside the verifier sandbox and signs the per-test outcomes.
 
-Executed as ``python -I runner.py TESTS_DIR PER_TEST_TIMEOUT`` by the harness's own Python.
-It imports nothing from the workspace and nothing from pytest_termrl. The MAC key arrives
-on a pipe that is read once and closed before any test runs; the signed outcomes leave on
-another pipe that no child process inherits. Output printed by the tests is never parsed.
+Executed as ``python -I runner.py TESTS_DIR PER_TEST_TIMEOUT [LABEL]`` by the harness's own
+Python. It imports nothing from the workspace and nothing from pytest_termrl. The MAC key
+arrives on a pipe that is read once and closed before any test runs; the signed outcomes
+leave on another pipe that no child process inherits. Output printed by the tests is never
+parsed. A collection error that is the grader's own fault (:mod:`blame`; LABEL names the
+tests folder in its message) is sent apart, as ``grader_errors``.
 """
 
 import os
@@ -16,8 +18,12 @@ class _Timeout(BaseException):
 
 
 class OutcomeCollector:
-    def __init__(self, per_test_timeout):
+    def __init__(self, per_test_timeout, tests_dir=None, label="tests", blame=None):
         self.timeout = per_test_timeout
+        self.tests_dir = tests_dir
+        self.label = label
+        self.blame = blame
+        self.grader_errors = []
         self.outcomes = {}
         self.messages = {}
         self.collected = []
@@ -32,6 +38,17 @@ class OutcomeCollector:
     def pytest_collectreport(self, report):
         if report.failed:
             self.collection_errors.append({"nodeid": report.nodeid, "message": _short(report)})
+
+    def pytest_exception_interact(self, node, call, report):
+        """A test file that did not collect: is it the grader's own fault? (the exception is only here)"""
+        if report.when != "collect" or call.excinfo is None or self.blame is None:
+            return
+        try:
+            problem = self.blame.grader_fault(call.excinfo.value, self.tests_dir, self.label)
+        except Exception:  # noqa: BLE001 - in doubt, the error stays the agent's, as before
+            problem = None
+        if problem:
+            self.grader_errors.append({"nodeid": report.nodeid, "message": problem})
 
     def pytest_runtest_protocol(self, item, nextitem):
         signal.signal(signal.SIGALRM, self._alarm)
@@ -73,6 +90,7 @@ _GIT_OVERRIDES = {"core.fsmonitor": "false", "core.hooksPath": "/dev/null", "cor
 
 def main(argv):
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import blame
     import channel
 
     sys.path.pop(0)  # the tests must not import the harness's modules by accident
@@ -86,13 +104,14 @@ def main(argv):
     key = channel.read_key()
     result_fd = channel.result_fd()
     tests_dir, per_test_timeout = argv[1], float(argv[2])
+    label = argv[3] if len(argv) > 3 else "tests"
     os.environ["TEST_DIR"] = "/tests" if os.path.isdir("/tests") else tests_dir
     os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
     os.environ.pop("PYTEST_ADDOPTS", None)
     sys.dont_write_bytecode = True
     import pytest
 
-    collector = OutcomeCollector(per_test_timeout)
+    collector = OutcomeCollector(per_test_timeout, tests_dir, label, blame)
     args = [
         tests_dir,
         "-q",
@@ -113,6 +132,7 @@ def main(argv):
             "outcomes": collector.outcomes,
             "messages": collector.messages,
             "collection_errors": collector.collection_errors,
+            "grader_errors": collector.grader_errors,
         },
     )
     return 0

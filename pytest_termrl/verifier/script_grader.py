@@ -5,7 +5,10 @@ fresh sandbox, as the agent's user, with the result returned on the nonce-keyed 
 :mod:`.channel` (the trusted wrapper is :mod:`.script_runner`). What differs is the verdict:
 the script writes a reward to ``/logs/verifier/reward.txt`` or ``reward.json``, and the
 episode's single hidden test ``test.sh`` passes when the reward reaches the task's
-threshold (1.0 unless ``task.grader.reward_threshold`` says otherwise).
+threshold (1.0 unless ``task.grader.reward_threshold`` says otherwise). A script that ends
+without a usable reward (it crashed before writing one, or wrote no number) is the
+grader's own failure, a harness error (``verifier_error``), as Harbor counts it; a script
+that runs out of time is not (the agent's programs it runs may be what hangs).
 
 Inside the verifier sandbox: the task's tests/ folder read-only at ``/tests`` (where Harbor
 puts it), the home at the workdir, ``/logs`` a read-only folder whose ``verifier`` and
@@ -141,6 +144,12 @@ def judge(body: dict, inventory: tuple[str, ...] | None, threshold: float = 1.0)
     verdict.outcomes.append(TestOutcome(SCRIPT_TEST_ID, outcome, message[:2000]))
     if outcome == "error":
         verdict.problems.append(f"{SCRIPT_TEST_ID}: {body.get('problem') or 'timed out'}")
+    if reward is None and not body.get("timed_out"):
+        last = tail.strip().splitlines()[-1:] if tail.strip() else []
+        verdict.error = (
+            f"verifier_error: {SCRIPT_TEST_ID} ended without a usable reward (exit code {body.get('exit_code')}): "
+            f"{body.get('problem') or 'no reward'}" + (f"; last output: {last[0][:300]}" if last else "")
+        )
     if inventory is not None and tuple(inventory) != (SCRIPT_TEST_ID,):
         verdict.problems.append(f"the inventory {list(inventory)} is not the script grader's [{SCRIPT_TEST_ID!r}]")
     return verdict

@@ -18,7 +18,8 @@ class Verdict:
     problems: list[str] = field(default_factory=list)
     """Why the run does not count as complete beyond failed tests: missing, extra, skipped..."""
     error: str | None = None
-    """Set when the verifier itself failed (a harness error: no trustworthy result)."""
+    """Set when the verifier itself failed (a harness error: no trustworthy result), the grader's
+    own files or script included (``verifier_error: FILE:LINE ...``)."""
     duration_s: float = 0.0
 
     @property
