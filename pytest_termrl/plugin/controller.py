@@ -18,13 +18,13 @@ import pytest
 
 from ..episode import EpisodeSpec
 from ..modes import Mode
-from ..report.episodes import WORKER_CRASHED, EpisodeLog, describe_os_error, episode_key, read_log, settled
+from ..report.episodes import WORKER_CRASHED, EpisodeLog, describe_os_error, episode_key, latest_per_key, read_log, settled
 from ..report.outputs import OutputError, RunClaim
 from ..settings import TermrlOptions
 from ..tasks.contracts import CONTRACTS_FILE
 from ..tasks.suite import LoadedTask, load_suite
 from .collection import suite_grid
-from .keys import CONTROLLER_KEY, ENDPOINT_KEY
+from .keys import CONTROLLER_KEY, ENDPOINT_KEY, SIGTERM_KEY
 from .server import model_endpoint
 
 WRITE_FAILED = pytest.ExitCode.INTERNAL_ERROR
@@ -177,6 +177,19 @@ class XdistController:
         endpoint = node.config.stash.get(ENDPOINT_KEY, None)
         if endpoint is not None:
             node.workerinput["termrl_endpoint"] = list(endpoint)
+
+    def pytest_testnodeready(self, node):
+        """A local worker's pid, so that a SIGTERM to the controller reaches it too (:mod:`.signals`)."""
+        terminate = node.config.stash.get(SIGTERM_KEY, None)
+        info = getattr(node.gateway, "_cache_rinfo", None)
+        if terminate is not None and node.gateway.spec.popen and getattr(info, "pid", None):
+            terminate.forward_to.add(int(info.pid))
+
+    def pytest_testnodedown(self, node, error):
+        terminate = node.config.stash.get(SIGTERM_KEY, None)
+        info = getattr(node.gateway, "_cache_rinfo", None)
+        if terminate is not None and getattr(info, "pid", None):
+            terminate.forward_to.discard(int(info.pid))
 
     def pytest_handlecrashitem(self, crashitem, report, sched):
         """A worker died playing ``crashitem``: its failed report carries a ``worker_crashed`` record."""

@@ -16,9 +16,11 @@ from ..tasks.contracts import CONTRACTS_FILE
 from ..report.outputs import OutputError
 from .collection import ContractsModule, is_inside_suite, names_a_suite
 from .controller import Controller, XdistController, done_keys, episode_identity
-from .keys import CONTROLLER_KEY, OPTIONS_KEY, SUITES_KEY, is_controller, termrl_options
+from .keys import CONTROLLER_KEY, OPTIONS_KEY, SIGTERM_KEY, SUITES_KEY, is_controller, termrl_options
 from .options import add_options, read_options
+from .progress import Progress
 from .server import start_model_server, stop_model_server
+from .signals import TerminateAsInterrupt
 
 
 def pytest_addoption(parser):
@@ -39,6 +41,8 @@ def pytest_configure(config):
     except (ValueError, TermrlError) as exc:
         raise pytest.UsageError(str(exc)) from None
     config.stash[OPTIONS_KEY] = options
+    terminate = config.stash[SIGTERM_KEY] = TerminateAsInterrupt()
+    terminate.install()
     if not config.getini("termrl_stop_on_broken_tasks"):
         # One broken task must not stop the others: its collection error is reported, and
         # the run still exits non-zero, but every valid episode runs.
@@ -78,6 +82,9 @@ def _module_of(mode):
 
 def pytest_unconfigure(config):
     stop_model_server(config)
+    terminate = config.stash.get(SIGTERM_KEY, None)
+    if terminate is not None:
+        terminate.uninstall()
 
 
 # -- collection ----------------------------------------------------------------------

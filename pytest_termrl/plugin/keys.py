@@ -22,6 +22,9 @@ SERVER_KEY = pytest.StashKey[object]()
 ENDPOINT_KEY = pytest.StashKey[tuple]()
 """config.stash: (base URL, served model name) of the openai agent's endpoint."""
 
+SIGTERM_KEY = pytest.StashKey[object]()
+"""config.stash: this process's SIGTERM handler (:class:`.signals.TerminateAsInterrupt`)."""
+
 
 def termrl_options(config) -> TermrlOptions:
     return config.stash[OPTIONS_KEY]

@@ -144,8 +144,10 @@ class BwrapBackend(SandboxBackend):
         except BrokenPipeError:
             pass
         os.close(secret_w)
-        payload, log, timed_out = _collect(process, result_r, timeout_s)
-        limits.release()
+        try:
+            payload, log, timed_out = _collect(process, result_r, timeout_s)
+        finally:  # an interrupt (Ctrl-C, SIGTERM) mid-grading leaves no process or cgroup behind
+            limits.release()
         return IsolatedRun(process.returncode, payload, log.decode(errors="replace"), timed_out)
 
     def cleanup_stale(self) -> list[str]:
@@ -172,22 +174,24 @@ def _collect(process: subprocess.Popen, result_fd: int, timeout_s: float) -> tup
     streams = {result_fd: bytearray(), log_fd: bytearray()}
     open_fds = set(streams)
     timed_out = False
-    while open_fds:
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            timed_out = True
-            break
-        for fd in readable(open_fds, min(remaining, 0.5)):
-            chunk = os.read(fd, 65536)
-            if chunk:
-                if len(streams[fd]) < 16 * 1024 * 1024:
-                    streams[fd] += chunk
-            else:
-                open_fds.discard(fd)
-    kill_process_tree(process)
+    try:
+        while open_fds:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                timed_out = True
+                break
+            for fd in readable(open_fds, min(remaining, 0.5)):
+                chunk = os.read(fd, 65536)
+                if chunk:
+                    if len(streams[fd]) < 16 * 1024 * 1024:
+                        streams[fd] += chunk
+                else:
+                    open_fds.discard(fd)
+    finally:
+        kill_process_tree(process)
+        os.close(result_fd)
+        process.stdout.close()
     log = bytes(streams[log_fd])
-    os.close(result_fd)
-    process.stdout.close()
     return bytes(streams[result_fd]), log[-20000:], timed_out
 
 
