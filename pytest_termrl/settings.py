@@ -29,6 +29,7 @@ class TermrlOptions:
     report: Path | None = None
     resume: bool = False
     command_timeout_s: float = 30.0
+    setup_timeout_s: float = 180.0
     output_cap: int = 3000
     test_timeout_s: float = 20.0
     max_tool_calls: int = 16

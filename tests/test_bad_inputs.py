@@ -156,3 +156,65 @@ def test_freeze_without_a_reference_names_the_missing_file(tp):
     ])
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     assert [json.loads(x)["task_id"] for x in (suite / "contracts.jsonl").read_text().splitlines()] == ["tiny_ok"]
+
+
+# -- 8: a failing or hanging setup.sh ------------------------------------------------------
+def _set_setup(suite, task_id: str, script: str) -> None:
+    """Replace a frozen task's setup.sh and its hash in the contract (as an author's edit plus a re-freeze would)."""
+    path = suite / task_id / "setup.sh"
+    path.write_text(script)
+    lines = []
+    for line in (suite / "contracts.jsonl").read_text().splitlines():
+        contract = json.loads(line)
+        if contract["task_id"] == task_id:
+            contract["files"]["setup.sh"] = hashlib.sha256(path.read_bytes()).hexdigest()
+        lines.append(json.dumps(contract, sort_keys=True))
+    (suite / "contracts.jsonl").write_text("\n".join(lines) + "\n")
+
+
+def test_a_failing_or_hanging_setup_is_one_readable_harness_error(tp):
+    suite = tp.path / "suite"
+    suite.mkdir()
+    (suite / "contracts.jsonl").write_text("")
+    for task_id in ("tiny_ok", "tiny_fails", "tiny_hangs", "tiny_slow_ok"):
+        (write_tiny_task(suite, task_id) / "setup.sh").write_text("echo preparing\n")
+    slow = suite / "tiny_slow_ok"
+    (slow / "setup.sh").write_text("sleep 4\necho prepared slowly\n")
+    with (slow / "task.toml").open("a") as toml:
+        toml.write("[limits]\nsetup_timeout_s = 60\n")  # its author's limit wins over the run's default
+    tp.run("suite", "--termrl-freeze", timeout=300).assert_outcomes(passed=4)
+    _set_setup(suite, "tiny_fails", "echo preparing\necho step two\nls /nonexistent-folder\nexit 3\n")
+    _set_setup(suite, "tiny_hangs", "echo waiting for a server\nsleep 600\n")
+
+    result = tp.run("suite", "-n", "2", "--termrl-setup-timeout=3", timeout=300)
+    result.assert_outcomes(passed=2, errors=2)
+    out = result.stdout.str()
+    result.stdout.fnmatch_lines_random([
+        f"setup failed: {suite / 'tiny_fails' / 'setup.sh'} exited with code 3; the last lines of its output:",
+        "  | ls: cannot access '/nonexistent-folder': No such file or directory",
+        f"setup failed: {suite / 'tiny_hangs' / 'setup.sh'} did not finish within 3 s; the last lines of its output:",
+        "  | waiting for a server",
+    ])
+    assert "run_setup_script" not in out and "Traceback" not in out  # no fixture traceback
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    records = {r["task_id"]: r for r in map(json.loads, tp.episodes.read_text().splitlines())}
+    assert sorted(records) == ["tiny_fails", "tiny_hangs", "tiny_ok", "tiny_slow_ok"]
+    for task_id in ("tiny_fails", "tiny_hangs"):
+        assert records[task_id]["end_reason"] == "setup_failed"
+        assert records[task_id]["harness_error"].startswith(f"setup failed: {suite / task_id / 'setup.sh'}")
+    assert records["tiny_ok"]["safe_success"] and records["tiny_slow_ok"]["safe_success"]
+    result.stdout.fnmatch_lines(["*reference*p0_default*clean*4*2*50.0%*2*"])  # 4 episodes, 2 safe, 2 in herr
+
+
+def test_setup_timeout_values_are_checked(tp):
+    suite = tp.path / "suite"
+    suite.mkdir()
+    (suite / "contracts.jsonl").write_text("")
+    root = write_tiny_task(suite, "tiny_bad_limit")
+    with (root / "task.toml").open("a") as toml:
+        toml.write("[limits]\nsetup_timeout_s = -5\n")
+    result = tp.run("suite", "--termrl-freeze", timeout=120)
+    result.stdout.fnmatch_lines([f"*{root / 'task.toml'}: field 'limits.setup_timeout_s': expected a positive number of seconds*"])
+    usage = tp.run("suite", "--termrl-setup-timeout=0", timeout=120)
+    assert usage.ret == pytest.ExitCode.USAGE_ERROR
+    usage.stderr.fnmatch_lines(["*--termrl-setup-timeout: expected a positive number of seconds, got 0*"])

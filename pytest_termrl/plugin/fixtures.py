@@ -21,7 +21,7 @@ def termrl_harness(request) -> Iterator[Harness]:
     """The run's harness: sandbox backend, limits, prompts and predictions."""
     config = request.config
     options = termrl_options(config)
-    settings = SandboxSettings(command_timeout_s=options.command_timeout_s, output_cap_chars=options.output_cap)
+    settings = SandboxSettings(command_timeout_s=options.command_timeout_s, output_cap_chars=options.output_cap, setup_timeout_s=options.setup_timeout_s)
     backend = config.hook.pytest_termrl_make_sandbox(config=config, name=options.sandbox, settings=settings, workroot=None)
     if backend is None:
         backend = make_backend(options.sandbox, settings, default_workroot())

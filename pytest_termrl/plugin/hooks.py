@@ -10,7 +10,7 @@ import pytest
 from .. import hookspecs
 from ..agents import load_predictions
 from ..agents.prompts import REPO_PROMPTS_DIR, resolve_prompt
-from ..errors import TermrlError
+from ..errors import SetupFailed, TermrlError
 from ..modes import MODES, RECORD_KEY
 from ..tasks.contracts import CONTRACTS_FILE
 from ..report.outputs import OutputError
@@ -151,17 +151,34 @@ def pytest_collection_modifyitems(session, config, items):
 def pytest_runtest_makereport(item, call):
     """The item's record rides on its call report; an item whose setup failed gets the mode's failure record."""
     report = yield
+    setup_failed = call.excinfo is not None and isinstance(call.excinfo.value, SetupFailed)
+    if setup_failed:
+        report.longrepr = str(call.excinfo.value)  # one readable block, not the fixture's traceback
     record = item.stash.get(RECORD_KEY, None)
     if record is not None and report.when == "call":
         report.termrl_episode = record
+        if item.config.pluginmanager.hasplugin("html") and item.config.getoption("htmlpath", None):
+            _add_episode_extra(report, record)
     elif report.when == "setup" and report.failed and hasattr(item, "callspec"):
         spec = item.callspec.params.get("termrl_spec")
         if spec is not None:
             options = termrl_options(item.config)
-            message = str(report.longrepr).strip().splitlines()[-1] if report.longrepr else "setup failed"
+            if setup_failed:
+                message, end_reason = str(call.excinfo.value), "setup_failed"
+            else:
+                message = str(report.longrepr).strip().splitlines()[-1] if report.longrepr else "setup failed"
+                end_reason = "harness_error"
             model = episode_identity(item.config, options)[1] or None
             loaded = item.config.stash.get(SUITES_KEY, {}).get((spec.suite, spec.task_id))
-            failure = MODES[options.mode].failure_record(spec, options, message, model=model, task=loaded and loaded.task)
+            failure = MODES[options.mode].failure_record(spec, options, message, end_reason=end_reason, model=model, task=loaded and loaded.task)
             if failure is not None:
                 report.termrl_episode = failure
     return report
+
+
+def _add_episode_extra(report, record: dict) -> None:
+    """pytest-html shows the episode view (static, escaped HTML) under the episode's test."""
+    from ..report.html.episode_view import episode_html
+
+    extra = {"name": "episode", "format_type": "html", "content": episode_html(record), "mime_type": None, "extension": None}
+    report.extras = [*getattr(report, "extras", []), extra]

@@ -30,11 +30,13 @@ def add_options(parser) -> None:
     add("--termrl-run-dir", default=None, help="folder for this run's files (default .termrl/run under the rootdir)")
     add("--termrl-episodes", default=None, help="episode JSONL path (default: <run dir>/episodes.jsonl)")
     add("--termrl-report", default=None, help="write the JSON summary here at the end of the run")
+    add("--termrl-html", default=None, help="write a self-contained HTML report (plots, transcripts, findings) here at the end of the run (extra: report)")
     add("--termrl-resume", action="store_true", default=False, help="keep the episode log and run only episodes not recorded in it")
     for mode in MODES.values():
         if mode.flag:
             add(mode.flag, action="store_true", default=False, help=mode.flag_help)
     add("--termrl-command-timeout", type=float, default=None, help="seconds per command (default 30)")
+    add("--termrl-setup-timeout", type=float, default=None, help="seconds a task's setup.sh may run, for tasks whose task.toml sets no [limits] setup_timeout_s (default 180)")
     add("--termrl-output-cap", type=int, default=None, help="characters of output shown per command (default 3000)")
     add("--termrl-test-timeout", type=float, default=None, help="seconds per hidden test (default 20)")
     add("--termrl-max-tool-calls", type=int, default=None, help="tool calls per episode (default 16)")
@@ -123,6 +125,7 @@ def read_options(config) -> TermrlOptions:
         report=Path(get("termrl_report")) if get("termrl_report") else None,
         resume=bool(get("termrl_resume")),
         command_timeout_s=pick("termrl_command_timeout", default=30.0),
+        setup_timeout_s=pick("termrl_setup_timeout", default=180.0),
         output_cap=pick("termrl_output_cap", default=3000),
         test_timeout_s=pick("termrl_test_timeout", default=20.0),
         max_tool_calls=pick("termrl_max_tool_calls", default=16),
@@ -146,6 +149,10 @@ def read_options(config) -> TermrlOptions:
             server_timeout_s=pick("termrl_server_timeout", default=900.0),
         ),
     )
+    for flag, value in (("--termrl-setup-timeout", opts.setup_timeout_s), ("--termrl-command-timeout", opts.command_timeout_s),
+                        ("--termrl-test-timeout", opts.test_timeout_s), ("--termrl-episode-timeout", opts.episode_timeout_s)):
+        if not value > 0:
+            raise ValueError(f"{flag}: expected a positive number of seconds, got {value:g}")
     if opts.attempts < 1:
         raise ValueError("--termrl-attempts: expected a positive integer")
     m = opts.model

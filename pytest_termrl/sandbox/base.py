@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Protocol
 
-from ..errors import SandboxError
+from ..errors import SandboxError, SetupFailed
 from ..tasks.model import Task
 from .layout import HOME_INSIDE
 
@@ -133,12 +133,10 @@ class Sandbox(ABC):
         if task.setup_script is None:
             return
         files.write("setup.sh", task.setup_script.read_text(errors="surrogateescape"))  # byte for byte
-        result = self.run(f"bash {ctl_inside}/setup.sh", timeout_s=self.settings.setup_timeout_s)
-        if result.exit_code != 0:
-            raise SandboxError(
-                f"{task.setup_script} failed (exit {result.exit_code}"
-                f"{', timed out' if result.timed_out else ''}): {result.output[-1500:]}"
-            )
+        timeout_s = task.setup_timeout_s or self.settings.setup_timeout_s
+        result = self.run(f"bash {ctl_inside}/setup.sh", timeout_s=timeout_s)
+        if result.exit_code != 0 or result.timed_out:
+            raise SetupFailed(task.setup_script, result.exit_code, timeout_s if result.timed_out else None, result.output)
 
     def __enter__(self) -> "Sandbox":
         return self

@@ -84,6 +84,8 @@ class Task:
     max_commands: int | None = None
     environment_dir: Path | None = None
     setup_script: Path | None = None
+    setup_timeout_s: float | None = None
+    """Seconds its setup may take (None: the run's --termrl-setup-timeout, default 180)."""
     solution_script: Path | None = None
     tests_dir: Path | None = None
     source: TaskSource = TaskSource()

@@ -55,6 +55,9 @@ def load_native_task(task_dir: Path) -> Task:
     max_commands = limits.get("max_commands")
     if max_commands is not None and (not isinstance(max_commands, int) or max_commands < 1):
         raise TaskFormatError(toml_path, "limits.max_commands", "expected a positive integer")
+    setup_timeout = limits.get("setup_timeout_s")
+    if setup_timeout is not None and (isinstance(setup_timeout, bool) or not isinstance(setup_timeout, (int, float)) or setup_timeout <= 0):
+        raise TaskFormatError(toml_path, "limits.setup_timeout_s", "expected a positive number of seconds")
 
     instruction_path = task_dir / "instruction.md"
     instruction = check_instruction(instruction_path, None, read_text(instruction_path, what="the task's instruction for the agent"))
@@ -81,6 +84,7 @@ def load_native_task(task_dir: Path) -> Task:
         max_commands=max_commands,
         environment_dir=optional("environment"),
         setup_script=optional("setup.sh"),
+        setup_timeout_s=float(setup_timeout) if setup_timeout is not None else None,
         solution_script=optional("solution.sh"),
         tests_dir=tests_dir,
     )
