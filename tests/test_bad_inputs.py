@@ -15,7 +15,7 @@ import shutil
 
 import pytest
 
-from conftest import REPO, write_tiny_task
+from conftest import REPO, predictions_file, solution_of, write_tiny_task
 
 from pytest_termrl.tasks.files import MAX_FILE_BYTES
 
@@ -218,3 +218,63 @@ def test_setup_timeout_values_are_checked(tp):
     usage = tp.run("suite", "--termrl-setup-timeout=0", timeout=120)
     assert usage.ret == pytest.ExitCode.USAGE_ERROR
     usage.stderr.fnmatch_lines(["*--termrl-setup-timeout: expected a positive number of seconds, got 0*"])
+
+
+# -- 7: what used to be accepted without a word ------------------------------------------------
+def test_an_unknown_sandbox_is_refused_naming_the_known_ones(tp):
+    tp.suite(("log_error_counts",))
+    result = tp.run("suite", "--termrl-sandbox=bwarp")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--termrl-sandbox: unknown sandbox backend 'bwarp'; known: bwrap, docker*"])
+    assert not tp.episodes.exists()
+
+
+@pytest.mark.parametrize("text", ["", "  \n\t\n"])
+def test_an_empty_prompt_file_is_a_usage_error(tp, text):
+    tp.suite(("log_error_counts",))
+    prompt = tp.path / "blank.txt"
+    prompt.write_text(text)
+    result = tp.run("suite", f"--termrl-prompt={prompt}")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"*prompt file {prompt}: empty; expected the system prompt's text*"])
+
+
+def test_predictions_for_tasks_the_suite_lacks_are_listed_once(tp):
+    tp.suite(("log_error_counts", "checksum_verify"))
+    scripts = {"log_error_counts": solution_of("log_error_counts"), "checksum_verify": solution_of("checksum_verify"),
+               "no_such_task": "true", "another_missing": "true"}
+    predictions = predictions_file(tp.path / "p.jsonl", scripts)
+    result = tp.run("suite", "-n", "2", "--termrl-agent=script", f"--termrl-predictions={predictions}")
+    result.assert_outcomes(passed=2, warnings=1)
+    result.stdout.fnmatch_lines([
+        f"*--termrl-predictions {predictions}: 2 prediction(s) for task ids the collected suites do not have: another_missing, no_such_task"
+    ])
+    assert result.stdout.str().count("another_missing, no_such_task") == 1
+
+
+def test_predictions_with_two_lines_for_one_task_are_refused(tp):
+    tp.suite(("log_error_counts",))
+    predictions = tp.path / "p.jsonl"
+    predictions.write_text('{"task_id": "log_error_counts", "agent_script": "true"}\n\n{"task_id": "log_error_counts", "agent_script": "false"}\n')
+    result = tp.run("suite", "--termrl-agent=script", f"--termrl-predictions={predictions}")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"*{predictions}:3: field 'task_id': expected one prediction per task; 'log_error_counts' is also on line 1*"])
+
+
+@pytest.mark.parametrize("workers", [["-n", "2"], ["-p", "no:xdist"]], ids=["xdist", "one_process"])
+def test_task_family_pairs_without_a_validated_target_are_counted_and_named(tp, workers):
+    tp.suite(("checksum_verify", "config_ini_update", "log_error_counts"))
+    report = tp.path / "summary.json"
+    result = tp.run("suite", *workers, "--termrl-families=readonly_output,perm_denied", f"--termrl-report={report}")
+    summary = json.loads(report.read_text())
+    left_out = {(p["task_id"], p["family"]): p["reason"] for p in summary["left_out"]}
+    # config_ini_update has a target for readonly_output only; the others lack one for readonly_output.
+    assert ("config_ini_update", "perm_denied") in left_out and ("config_ini_update", "readonly_output") not in left_out
+    assert left_out[("config_ini_update", "perm_denied")].startswith("no candidate target: the reference changes app/config.ini itself")
+    collected = sum(r["episodes"] for r in summary["rows"])
+    assert collected + len(left_out) == 3 * 2  # every requested pair is either played or named
+    result.stdout.fnmatch_lines([
+        f"{len(left_out)} task x family pair(s) left out: no validated fault target*",
+        "  perm_denied: * task(s): *config_ini_update (no candidate target: the reference changes app/config.ini itself*",
+    ])
+    assert result.ret == pytest.ExitCode.TESTS_FAILED  # the reference does not repair faults: the played pairs fail

@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 
 from ..errors import TaskFormatError
+from ..tasks.files import read_lines
 from .base import Agent, AgentContext, Observation, Turn
 
 TOOL_NAME = "bash"
@@ -102,11 +103,12 @@ class ScriptAgent(ScriptedAgent):
 def load_predictions(path: Path) -> dict[str, str]:
     """task_id -> agent_script from a JSONL file; errors name the file, line and field."""
     predictions: dict[str, str] = {}
+    first_line: dict[str, int] = {}
     if not path.is_file():
         raise TaskFormatError(path, None, "missing: expected a predictions JSONL file")
-    for lineno, line in enumerate(path.read_text().splitlines(), start=1):
-        if not line.strip():
-            continue
+    for lineno, line in read_lines(path):
+        if isinstance(line, TaskFormatError):
+            raise line
         where = f"{path}:{lineno}"
         try:
             row = json.loads(line)
@@ -115,5 +117,9 @@ def load_predictions(path: Path) -> dict[str, str]:
         for key in ("task_id", "agent_script"):
             if not isinstance(row, dict) or not isinstance(row.get(key), str):
                 raise TaskFormatError(where, key, "expected a string")
-        predictions[row["task_id"]] = row["agent_script"]
+        task_id = row["task_id"]
+        if task_id in first_line:
+            raise TaskFormatError(where, "task_id", f"expected one prediction per task; {task_id!r} is also on line {first_line[task_id]}")
+        first_line[task_id] = lineno
+        predictions[task_id] = row["agent_script"]
     return predictions

@@ -54,19 +54,38 @@ def load_prompt(
     as_path = Path(raw).expanduser()
     looks_like_path = isinstance(name_or_path, Path) or "/" in raw or raw.endswith(".txt")
     if as_path.is_file() and (looks_like_path or not _found_in(raw, dirs)):
-        return as_path.stem, as_path.read_text(encoding="utf-8")
+        return as_path.stem, _prompt_text(as_path)
     if looks_like_path:
         raise PromptNotFoundError(f"prompt file not found: {raw}")
     for d in dirs:
         candidate = d / f"{raw}.txt"
         if candidate.is_file():
-            return raw, candidate.read_text(encoding="utf-8")
+            return raw, _prompt_text(candidate)
     names = available_prompts(dirs)
     where = ", ".join(str(d) for d in dirs) or "(no directories)"
     listing = ", ".join(names) if names else "none"
     raise PromptNotFoundError(
         f"unknown prompt {raw!r}; available prompts: {listing} (searched {where})"
     )
+
+
+class PromptFileError(TermrlError, ValueError):
+    """A prompt file that cannot be a system prompt: unreadable, not UTF-8, or empty."""
+
+
+def _prompt_text(path: Path) -> str:
+    """The prompt file's text; an empty (or whitespace-only) or undecodable file is an error naming it."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise PromptFileError(f"prompt file {path}: cannot be read ({exc.strerror or exc})") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise PromptFileError(f"prompt file {path}: not UTF-8 (byte {exc.start})") from None
+    if not text.strip():
+        raise PromptFileError(f"prompt file {path}: empty; expected the system prompt's text")
+    return text
 
 
 def _found_in(name: str, dirs: list[Path]) -> bool:

@@ -38,6 +38,22 @@ def termrl_outcome(request, termrl_harness, termrl_spec, termrl_task, termrl_san
     return outcome
 
 
+def left_out_lines(pairs: list[dict], examples: int = 3) -> list[str]:
+    """The terminal's account of task x family pairs not collected: a count per family, a few tasks and why."""
+    if not pairs:
+        return []
+    by_family: dict[str, list[dict]] = {}
+    for pair in pairs:
+        by_family.setdefault(pair["family"], []).append(pair)
+    lines = [f"{len(pairs)} task x family pair(s) left out: no validated fault target (the JSON summary's left_out lists them all)"]
+    for family in sorted(by_family):
+        group = by_family[family]
+        shown = "; ".join(f"{p['task_id']} ({p['reason'][:120]})" for p in group[:examples])
+        more = f"; and {len(group) - examples} more" if len(group) > examples else ""
+        lines.append(f"  {family}: {len(group)} task(s): {shown}{more}")
+    return lines
+
+
 class RunMode(Mode):
     name = "run"
     test_name = "test_episode"
@@ -74,6 +90,7 @@ class RunMode(Mode):
         """The summary of every episode: an earlier run's (with --termrl-resume) and this session's, one record per key."""
         options = controller.options
         summary = summarize(latest_per_key([*controller.earlier, *controller.records]).records)
+        summary["left_out"] = [controller.left_out[key] for key in sorted(controller.left_out)]
         config.hook.pytest_termrl_modify_report(config=config, summary=summary)
         controller.summary = summary
         if options.report is not None:
@@ -84,11 +101,13 @@ class RunMode(Mode):
 
     def summary(self, terminalreporter, controller):
         summary, options = controller.summary, controller.options
-        if not summary or not summary["rows"]:
+        if not summary or not (summary["rows"] or summary.get("left_out")):
             return
         terminalreporter.write_sep("=", "pytest-termrl summary")
-        for line in format_table(summary):
+        for line in format_table(summary) if summary["rows"] else ():
             terminalreporter.write_line(line)
+        for line in left_out_lines(summary.get("left_out", [])):
+            terminalreporter.write_line(line, yellow=True)
         terminalreporter.write_line(f"episode log: {options.episodes}")
         if options.report:
             unwritten = " (not written: see below)" if options.report in controller.unwritten else ""

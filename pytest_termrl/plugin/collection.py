@@ -20,7 +20,7 @@ from ..modes import MODES, Mode
 from ..settings import TermrlOptions
 from ..tasks.contracts import CONTRACTS_FILE
 from ..tasks.suite import LoadedTask, Suite, load_suite
-from .keys import SUITES_KEY, termrl_options
+from .keys import LEFT_OUT_KEY, SUITES_KEY, termrl_options
 
 
 def is_inside_suite(path: Path) -> bool:
@@ -59,6 +59,25 @@ def suite_grid(suite: Suite, suite_id: str, options: TermrlOptions, mode: Mode) 
         if not options.split or loaded.split == options.split
         for spec, family in mode.specs(suite_id, loaded, options)
     ]
+
+
+def left_out_pairs(suite: Suite, suite_id: str, options: TermrlOptions, mode: Mode) -> list[dict]:
+    """Task x requested fault family pairs with no validated target, with the contract's reason.
+
+    They are not collected (no episode could be honest about them); the summary counts them,
+    so that a run under a fault family never reads as if it covered every task.
+    """
+    if not mode.plays_agent:
+        return []
+    pairs = []
+    for loaded in sorted(suite.tasks, key=lambda lt: lt.task.id):
+        if options.split and loaded.split != options.split or loaded.contract is None:
+            continue
+        for family in options.families:
+            if family != "clean" and family not in loaded.contract.fault_targets:
+                reason = loaded.contract.excluded_faults.get(family) or "no validated target in the contract (freeze again to validate it)"
+                pairs.append({"suite": suite_id, "task_id": loaded.task.id, "family": family, "reason": str(reason)})
+    return pairs
 
 
 def episode_marks(loaded: LoadedTask, family: str) -> list[pytest.MarkDecorator]:
@@ -105,6 +124,7 @@ class ContractsModule(pytest.Module):
         registry = config.stash.setdefault(SUITES_KEY, {})
         for loaded in suite.tasks:
             registry[(suite_id, loaded.task.id)] = loaded
+        config.stash.setdefault(LEFT_OUT_KEY, []).extend(left_out_pairs(suite, suite_id, options, mode))
         for name in marker_names(suite, options.families):
             config.addinivalue_line("markers", f"{name}: pytest-termrl episode marker")
         params = [

@@ -24,7 +24,7 @@ from ..settings import TermrlOptions
 from ..tasks.contracts import CONTRACTS_FILE
 from ..tasks.suite import LoadedTask, load_suite
 from .collection import suite_grid
-from .keys import CONTROLLER_KEY, ENDPOINT_KEY, SIGTERM_KEY
+from .keys import CONTROLLER_KEY, ENDPOINT_KEY, LEFT_OUT_KEY, SIGTERM_KEY
 from .server import model_endpoint
 
 WRITE_FAILED = pytest.ExitCode.INTERNAL_ERROR
@@ -51,6 +51,11 @@ class Controller:
         self.claim: RunClaim | None = None
         self.log: EpisodeLog | None = None
         self._grids: dict[Path, dict[str, tuple[EpisodeSpec, LoadedTask]]] = {}
+        self.left_out: dict[tuple, dict] = {}
+        """(suite, task, family) -> the pair's record, for pairs collection left out (no validated fault target)."""
+        html = config.getoption("termrl_html", None)
+        self.html_path: Path | None = Path(html) if html and mode.plays_agent else None
+        """--termrl-html: the report written at the end from every record of the run."""
 
     # -- the run directory ---------------------------------------------------------------
     def claim_outputs(self) -> None:
@@ -62,7 +67,8 @@ class Controller:
         path = self.mode.log_file(self.options)
         if self.claim is not None or path is None:
             return
-        self.claim = RunClaim(self.options.run_dir, self.mode.output_paths(self.options), path)
+        html = [("HTML report (--termrl-html)", self.html_path)] if self.html_path is not None else []
+        self.claim = RunClaim(self.options.run_dir, [*self.mode.output_paths(self.options), *html], path)
         self.log = EpisodeLog(path)
         if self.options.resume:
             contents = read_log(path)
@@ -140,6 +146,14 @@ class Controller:
             self._grids[path] = {spec.id: (spec, loaded) for loaded, spec, _ in grid}
         return self._grids[path].get(rest[rest.index("[") + 1 : -1])
 
+    def add_left_out(self, pairs: list[dict]) -> None:
+        """Pairs a collection left out (every worker collects the same: kept once)."""
+        for pair in pairs:
+            self.left_out.setdefault((pair["suite"], pair["task_id"], pair["family"]), dict(pair))
+
+    def pytest_collection_finish(self, session):
+        self.add_left_out(session.config.stash.get(LEFT_OUT_KEY, []))  # empty on an xdist controller
+
     # -- the end of the run ----------------------------------------------------------------
     def pytest_sessionfinish(self, session):
         if self.log is not None:
@@ -148,11 +162,16 @@ class Controller:
             self.mode.finish(self, session.config)
         except OSError as exc:
             self.write_failed(f"the {self.mode.name} results could not be written", exc)
+        if self.html_path is not None and (self.records or self.earlier):
+            self.write_html()
         if self.failures and session.exitstatus not in (pytest.ExitCode.INTERRUPTED, pytest.ExitCode.USAGE_ERROR):
             session.exitstatus = WRITE_FAILED
 
     def pytest_terminal_summary(self, terminalreporter):
         self.mode.summary(terminalreporter, self)
+        if self.html_path is not None and (self.records or self.earlier):
+            unwritten = " (not written: see below)" if self.html_path in self.unwritten else ""
+            terminalreporter.write_line(f"HTML report: {self.html_path}{unwritten}")
         if not (self.notes or self.failures):
             return
         terminalreporter.write_sep("=", "pytest-termrl: log and output problems", red=bool(self.failures), yellow=not self.failures)
@@ -164,6 +183,18 @@ class Controller:
             terminalreporter.write_line(
                 f"pytest-termrl: {len(self.failures)} result(s) not written: the run exits with status {int(WRITE_FAILED)}; "
                 "after freeing the space, --termrl-resume plays the episodes the log lacks", red=True)
+
+    def write_html(self) -> None:
+        """The HTML report of every episode of the run (an earlier run's too, with --termrl-resume)."""
+        from ..report.html import Run, write_html
+
+        records = latest_per_key([*self.earlier, *self.records]).records
+        try:
+            write_html(self.html_path, [Run(self.options.run_dir.name or "run", records, str(self.options.episodes))])
+        except (OSError, ImportError) as exc:
+            if isinstance(exc, ImportError):
+                exc = OutputError(str(exc))
+            self.write_failed(f"the HTML report could not be written to {self.html_path}", exc, self.html_path)
 
 
 class XdistController:
@@ -186,6 +217,7 @@ class XdistController:
             terminate.forward_to.add(int(info.pid))
 
     def pytest_testnodedown(self, node, error):
+        self.controller.add_left_out(getattr(node, "workeroutput", {}).get("termrl_left_out", []))
         terminate = node.config.stash.get(SIGTERM_KEY, None)
         info = getattr(node.gateway, "_cache_rinfo", None)
         if terminate is not None and getattr(info, "pid", None):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import warnings
 from pathlib import Path
 
 import pytest
@@ -16,7 +17,7 @@ from ..tasks.contracts import CONTRACTS_FILE
 from ..report.outputs import OutputError
 from .collection import ContractsModule, is_inside_suite, names_a_suite
 from .controller import Controller, XdistController, done_keys, episode_identity
-from .keys import CONTROLLER_KEY, OPTIONS_KEY, SIGTERM_KEY, SUITES_KEY, is_controller, termrl_options
+from .keys import CONTROLLER_KEY, LEFT_OUT_KEY, OPTIONS_KEY, SIGTERM_KEY, SUITES_KEY, is_controller, termrl_options
 from .options import add_options, read_options
 from .progress import Progress
 from .server import start_model_server, stop_model_server
@@ -144,6 +145,25 @@ def pytest_collection_modifyitems(session, config, items):
     if skip:
         config.hook.pytest_deselected(items=skip)
         items[:] = keep
+
+
+def pytest_collection_finish(session):
+    """What collection left out or could not match, said once per run (not once per xdist worker)."""
+    config = session.config
+    workeroutput = getattr(config, "workeroutput", None)
+    if workeroutput is not None:
+        workeroutput["termrl_left_out"] = list(config.stash.get(LEFT_OUT_KEY, []))
+    options = termrl_options(config)
+    first = workeroutput is None or config.workerinput.get("workerid") == "gw0"
+    if options.predictions is None or not first or not config.stash.get(SUITES_KEY, None):
+        return
+    known = {task_id for _, task_id in config.stash[SUITES_KEY]}
+    unknown = sorted(set(load_predictions(options.predictions)) - known)
+    if unknown:
+        shown = ", ".join(unknown[:20]) + (f" and {len(unknown) - 20} more" if len(unknown) > 20 else "")
+        warnings.warn(pytest.PytestWarning(
+            f"--termrl-predictions {options.predictions}: {len(unknown)} prediction(s) for task ids the collected suites do not have: {shown}"
+        ))
 
 
 # -- reports -------------------------------------------------------------------------

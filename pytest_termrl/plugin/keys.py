@@ -22,6 +22,9 @@ SERVER_KEY = pytest.StashKey[object]()
 ENDPOINT_KEY = pytest.StashKey[tuple]()
 """config.stash: (base URL, served model name) of the openai agent's endpoint."""
 
+LEFT_OUT_KEY = pytest.StashKey[list]()
+"""config.stash: the task x fault family pairs that collection left out, with why (``left_out_pairs``)."""
+
 SIGTERM_KEY = pytest.StashKey[object]()
 """config.stash: this process's SIGTERM handler (:class:`.signals.TerminateAsInterrupt`)."""
 

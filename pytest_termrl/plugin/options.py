@@ -10,6 +10,7 @@ from ..agents.builtin import AGENT_ALIASES
 from ..faults import ALIASES as FAMILY_ALIASES
 from ..faults import CLEAN, FAMILIES
 from ..modes import DEFAULT_MODE, MODES
+from ..sandbox.base import backend_names
 from ..settings import ModelOptions, TermrlOptions
 
 KNOWN_FAMILIES = [CLEAN, *FAMILIES]
@@ -172,6 +173,9 @@ def read_options(config) -> TermrlOptions:
     known = sorted({*agent_names(), "openai"})
     if opts.agent not in known and not config.pluginmanager.hook.pytest_termrl_make_agent.get_hookimpls():
         raise ValueError(f"--termrl-agent: unknown agent {opts.agent!r}; known: {', '.join(known)} (or one a pytest_termrl_make_agent hook supplies)")
+    backends = backend_names()
+    if opts.sandbox not in backends and not config.pluginmanager.hook.pytest_termrl_make_sandbox.get_hookimpls():
+        raise ValueError(f"--termrl-sandbox: unknown sandbox backend {opts.sandbox!r}; known: {', '.join(backends)} (or one a pytest_termrl_make_sandbox hook supplies)")
     if opts.agent == "openai" and plays_agent and not (m.base_url or m.server):
         raise ValueError("--termrl-agent=openai needs --termrl-base-url or --termrl-server")
     if opts.agent == "script" and opts.predictions is None and plays_agent:
