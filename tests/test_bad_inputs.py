@@ -278,3 +278,19 @@ def test_task_family_pairs_without_a_validated_target_are_counted_and_named(tp, 
         "  perm_denied: * task(s): *config_ini_update (no candidate target: the reference changes app/config.ini itself*",
     ])
     assert result.ret == pytest.ExitCode.TESTS_FAILED  # the reference does not repair faults: the played pairs fail
+
+
+def test_a_partial_freeze_keeps_other_tasks_lines_even_broken_ones(tp):
+    suite = tp.suite(("checksum_verify", "config_ini_update", "log_error_counts"))
+    contracts = suite / "contracts.jsonl"
+    lines = contracts.read_bytes().split(b"\n")
+    broken = lines[1].replace(b'"task_id"', b'"task_id\xff', 1)  # config_ini_update's line, bad bytes
+    contracts.write_bytes(b"\n".join([lines[0], broken, *lines[2:]]))
+    before = contracts.read_bytes()
+    result = tp.run("suite", "--termrl-freeze", "-k", "log_error_counts", timeout=300)
+    result.stdout.fnmatch_lines(["*1 of 1 task(s) frozen*"])
+    after = contracts.read_bytes().split(b"\n")
+    assert broken in after and lines[0] in after  # the line not frozen now, byte for byte, and its neighbour
+    assert len([x for x in after if x.strip()]) == len([x for x in before.split(b"\n") if x.strip()])
+    again = tp.run("suite", "--co", "-q")
+    again.stdout.fnmatch_lines_random([f"*{contracts}:*: not valid UTF-8*", "*config_ini_update*has no contract*"])  # still shown

@@ -8,7 +8,7 @@ import pytest
 
 from ..episode import EpisodeSpec
 from ..freeze import freeze_task
-from ..tasks.contracts import CONTRACTS_FILE, parse_contract_line, read_contracts, write_contracts
+from ..tasks.contracts import CONTRACTS_FILE, merge_contracts, parse_contract_line
 from .base import Mode, keep_record
 
 
@@ -44,10 +44,7 @@ class FreezeMode(Mode):
                 by_suite.setdefault(frozen["suite"], []).append(frozen)
         for suite_root, results in sorted(by_suite.items()):
             path = Path(suite_root) / CONTRACTS_FILE
-            existing = {c.task_id: c for c in (read_contracts(path)[0] if path.exists() else [])}
-            for frozen in results:
-                existing[frozen["task_id"]] = parse_contract_line(path, 0, frozen["contract"])
-            write_contracts(path, list(existing.values()))
+            merge_contracts(path, [parse_contract_line(path, 0, frozen["contract"]) for frozen in results])
 
     def summary(self, terminalreporter, controller):
         frozen = frozen_by_task(controller)

@@ -126,6 +126,39 @@ def read_contracts(path: Path) -> tuple[list[Contract], list[TaskFormatError]]:
     return contracts, errors
 
 
+def merge_contracts(path: Path, fresh: list[Contract]) -> None:
+    """Put the fresh contracts in place of their tasks' lines and keep every other line byte for byte.
+
+    A line that does not parse (bad bytes, bad JSON, a bad field) belongs to a task not
+    frozen now, so it stays as it was, and its error with it, until that task is frozen again;
+    a freeze of some tasks never silently drops another's contract.
+    """
+    replaced = {c.task_id for c in fresh}
+    keyed: list[tuple[str, bytes]] = [(c.task_id, c.to_json().encode()) for c in fresh]
+    unkeyed: list[bytes] = []
+    for raw in (path.read_bytes() if path.exists() else b"").split(b"\n"):
+        if not raw.strip():
+            continue
+        task_id = _task_id_of(raw)
+        if task_id is None:
+            unkeyed.append(raw)
+        elif task_id not in replaced:
+            keyed.append((task_id, raw))
+    lines = [raw for _, raw in sorted(keyed, key=lambda pair: pair[0])] + unkeyed
+    tmp = path.with_suffix(".jsonl.tmp")
+    tmp.write_bytes(b"".join(raw + b"\n" for raw in lines))
+    tmp.replace(path)
+
+
+def _task_id_of(raw: bytes) -> str | None:
+    try:
+        row = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        return None
+    task_id = row.get("task_id") if isinstance(row, dict) else None
+    return task_id if isinstance(task_id, str) else None
+
+
 def write_contracts(path: Path, contracts: list[Contract]) -> None:
     """Write sorted by task id, atomically, so a freeze is reproducible byte for byte."""
     tmp = path.with_suffix(".jsonl.tmp")
