@@ -294,3 +294,14 @@ def test_a_partial_freeze_keeps_other_tasks_lines_even_broken_ones(tp):
     assert len([x for x in after if x.strip()]) == len([x for x in before.split(b"\n") if x.strip()])
     again = tp.run("suite", "--co", "-q")
     again.stdout.fnmatch_lines_random([f"*{contracts}:*: not valid UTF-8*", "*config_ini_update*has no contract*"])  # still shown
+
+
+def test_a_split_file_naming_a_task_twice_is_an_error_and_an_unknown_split_a_usage_error(tp):
+    suite = tp.suite(("checksum_verify", "log_error_counts"))
+    (suite / "splits.json").write_text(json.dumps({"train": ["checksum_verify"], "test": ["checksum_verify", 7]}))
+    result = tp.run("suite")
+    result.assert_outcomes(passed=2, errors=1)  # the tasks still run, without splits
+    result.stdout.fnmatch_lines([f"*{suite / 'splits.json'}: field 'test': task 'checksum_verify' is also in split 'train'*"])
+    usage = tp.run("suite", "--termrl-split=tset")
+    assert usage.ret == pytest.ExitCode.USAGE_ERROR
+    usage.stderr.fnmatch_lines(["*--termrl-split: unknown split 'tset'; known: train, dev_search, dev_monitor, test*"])

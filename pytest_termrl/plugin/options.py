@@ -12,6 +12,7 @@ from ..faults import CLEAN, FAMILIES
 from ..modes import DEFAULT_MODE, MODES
 from ..sandbox.base import backend_names
 from ..settings import ModelOptions, TermrlOptions
+from ..tasks.suite import SPLITS
 
 KNOWN_FAMILIES = [CLEAN, *FAMILIES]
 """Every family an episode can run under: clean and each fault family."""
@@ -154,6 +155,8 @@ def read_options(config) -> TermrlOptions:
                         ("--termrl-test-timeout", opts.test_timeout_s), ("--termrl-episode-timeout", opts.episode_timeout_s)):
         if not value > 0:
             raise ValueError(f"{flag}: expected a positive number of seconds, got {value:g}")
+    if opts.split is not None and opts.split not in SPLITS:
+        raise ValueError(f"--termrl-split: unknown split {opts.split!r}; known: {', '.join(SPLITS)}")
     if opts.attempts < 1:
         raise ValueError("--termrl-attempts: expected a positive integer")
     m = opts.model

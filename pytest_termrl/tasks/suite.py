@@ -64,6 +64,10 @@ def read_splits(root: Path) -> dict[str, str]:
         if split not in SPLITS or not isinstance(ids, list):
             raise TaskFormatError(path, split, f"expected one of {', '.join(SPLITS)} with a list of task ids")
         for task_id in ids:
+            if not isinstance(task_id, str) or not task_id:
+                raise TaskFormatError(path, split, f"expected a list of task ids (strings), got {task_id!r}")
+            if task_id in splits and splits[task_id] != split:
+                raise TaskFormatError(path, split, f"task {task_id!r} is also in split {splits[task_id]!r}: a task belongs to one split")
             splits[task_id] = split
     return splits
 
