@@ -45,6 +45,9 @@ class ModelOptions:
     """How the openai agent reaches its model, and whether the run starts the server."""
 
     base_url: str | None = None
+    """The first (or only) endpoint; ``base_urls`` holds them all."""
+    base_urls: list[str] = field(default_factory=list)
+    """Every endpoint given (``--termrl-base-url`` repeated or ``@FILE``): episodes are spread over them."""
     model: str | None = None
     api_key: str = "EMPTY"
     temperature: float | None = None

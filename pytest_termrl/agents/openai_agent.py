@@ -117,6 +117,9 @@ class OpenAIAgent(Agent):
     # -- episode -------------------------------------------------------------------------
 
     def _reset(self) -> None:
+        self.endpoint_failed = False
+        """Whether the server stopped answering (no reply, or transient errors past the retries):
+        a pool of several endpoints then takes this one out of rotation."""
         self.end_reason = None
         self.error = None
         self.end_detail: str | None = None
@@ -294,6 +297,7 @@ class OpenAIAgent(Agent):
                 break
             except (_NoAnswer, openai.APITimeoutError) as exc:
                 if timeout >= left:  # this attempt had all the time that was left
+                    self.endpoint_failed = True
                     raise _OutOfTime(self._no_answer(left, attempt, last)) from None
                 transient, overflow = True, False
                 message = (f"APITimeoutError: {exc.message}" if isinstance(exc, openai.APIError)
@@ -313,9 +317,11 @@ class OpenAIAgent(Agent):
                     raise _ContextOverflow(message)
                 raise _Failure(message)
             if attempt >= self.max_retries:
+                self.endpoint_failed = True
                 raise _Failure(f"{message} (gave up after {attempt + 1} attempts)")
             pause = min(self.backoff_max_s, self.backoff_s * 2**attempt)
             if pause >= self.time_left():
+                self.endpoint_failed = True
                 raise _Failure(f"{message} (gave up after {attempt + 1} attempts: the next "
                                f"would start after the episode's {self._wall_clock()} s wall "
                                "clock runs out)")

@@ -27,6 +27,7 @@ def termrl_outcome(request, termrl_harness, termrl_spec, termrl_task, termrl_san
     """Play and grade the episode; its record is stashed for the report."""
     outcome = termrl_harness.play(termrl_spec, termrl_task, termrl_sandbox, termrl_agent, fault=termrl_fault)
     record = outcome.to_record()
+    record.endpoint = getattr(termrl_agent, "base_url", None)
     request.node.stash[RECORD_KEY] = record.to_dict()
     properties = request.node.user_properties
     properties += [(f"termrl_{name}", getattr(record, name)) for name in JUNIT_FIELDS]
@@ -108,6 +109,9 @@ class RunMode(Mode):
             terminalreporter.write_line(line)
         for line in left_out_lines(summary.get("left_out", [])):
             terminalreporter.write_line(line, yellow=True)
+        if len(summary.get("endpoints", {})) > 1:
+            served = ", ".join(f"{url} {count}" for url, count in summary["endpoints"].items())
+            terminalreporter.write_line(f"episodes per model endpoint: {served}")
         terminalreporter.write_line(f"episode log: {options.episodes}")
         if options.report:
             unwritten = " (not written: see below)" if options.report in controller.unwritten else ""

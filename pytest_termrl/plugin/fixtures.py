@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterator
 
 import pytest
 
 from ..agents import load_predictions, make_builtin_agent
 from ..agents.base import EpisodeLimits
+from ..agents.endpoints import EndpointPool
 from ..episode import EpisodeSettings
 from ..harness import Harness
 from ..sandbox import SandboxSettings, make_backend
 from ..sandbox.layout import default_workroot
-from .keys import loaded_task, termrl_options
+from .keys import POOL_KEY, loaded_task, termrl_options
 from .server import model_endpoint
 
 
@@ -75,9 +77,34 @@ def termrl_agent(request, termrl_spec, termrl_task):
         if options.agent == "openai":
             from ..agents.model_run import make_openai_agent
 
-            base_url, served = model_endpoint(config)
-            agent = make_openai_agent(options.model, base_url, served)
-        else:
-            agent = make_builtin_agent(options.agent)
+            served = model_endpoint(config)[1]
+            pool = endpoint_pool(config)
+            agent = make_openai_agent(options.model, pool.pick(), served)
+            yield agent
+            agent.close()
+            _drop_if_dead(pool, agent)
+            return
+        agent = make_builtin_agent(options.agent)
     yield agent
     agent.close()
+
+
+def endpoint_pool(config) -> EndpointPool:
+    """This process's rotation over the run's endpoints (:mod:`pytest_termrl.agents.endpoints`)."""
+    pool = config.stash.get(POOL_KEY, None)
+    if pool is None:
+        urls = termrl_options(config).model.base_urls or [model_endpoint(config)[0]]
+        worker = getattr(config, "workerinput", {}).get("workerid", "gw0")
+        offset = int(worker[2:]) if worker[2:].isdigit() else 0
+        pool = config.stash[POOL_KEY] = EndpointPool(list(urls), offset)
+    return pool
+
+
+def _drop_if_dead(pool: EndpointPool, agent) -> None:
+    """An endpoint that stopped answering leaves the rotation, with one warning (its episode is a server error)."""
+    if len(pool.urls) > 1 and getattr(agent, "endpoint_failed", False) and pool.mark_down(agent.base_url, agent.error or ""):
+        live = len(pool.urls) - len(pool.down)
+        warnings.warn(pytest.PytestWarning(
+            f"pytest-termrl: the model endpoint {agent.base_url} stopped answering ({agent.error}); taken out of "
+            f"rotation, {live} of {len(pool.urls)} endpoint(s) left; --termrl-resume plays its failed episodes again"
+        ))

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from ..agents import agent_names
 from ..agents.builtin import AGENT_ALIASES
+from ..agents.endpoints import read_endpoint_list
 from ..faults import ALIASES as FAMILY_ALIASES
 from ..faults import CLEAN, FAMILIES
 from ..modes import DEFAULT_MODE, MODES
@@ -46,7 +47,7 @@ def add_options(parser) -> None:
     add("--termrl-max-total-tokens", type=int, default=None, help="total tokens per episode (default 8192)")
     add("--termrl-max-commands", type=int, default=None, help="disclosed command budget per episode (default: none)")
     add("--termrl-episode-timeout", type=float, default=None, help="wall-clock seconds per episode (default 900)")
-    add("--termrl-base-url", default=None, help="OpenAI-compatible endpoint for --termrl-agent=openai (no server is started)")
+    add("--termrl-base-url", action="append", default=None, help="OpenAI-compatible endpoint for --termrl-agent=openai (no server is started); repeat it, or give @FILE (one URL a line), to spread episodes over several servers")
     add("--termrl-model", default=None, help="model name sent to the endpoint")
     add("--termrl-api-key", default=None, help="API key (default: $OPENAI_API_KEY or EMPTY)")
     add("--termrl-temperature", type=float, default=None, help="sampling temperature")
@@ -136,7 +137,7 @@ def read_options(config) -> TermrlOptions:
         max_commands=get("termrl_max_commands"),
         episode_timeout_s=pick("termrl_episode_timeout", default=900.0),
         model=ModelOptions(
-            base_url=get("termrl_base_url"),
+            base_urls=read_endpoint_list(get("termrl_base_url") or []),
             model=get("termrl_model"),
             api_key=get("termrl_api_key") or os.environ.get("OPENAI_API_KEY", "EMPTY"),
             temperature=get("termrl_temperature"),
@@ -160,6 +161,7 @@ def read_options(config) -> TermrlOptions:
     if opts.attempts < 1:
         raise ValueError("--termrl-attempts: expected a positive integer")
     m = opts.model
+    m.base_url = m.base_urls[0] if m.base_urls else None
     if m.server_model == "embedded" and m.server is None and not m.base_url:
         m.server = "llamacpp"  # --termrl-server-model=embedded alone starts the bundled model
     if m.server_model == "embedded" and m.server not in (None, "llamacpp"):

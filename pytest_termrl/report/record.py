@@ -24,6 +24,8 @@ class EpisodeRecord:
     attempt: int = 0
     agent: str = ""
     model: str | None = None
+    endpoint: str | None = None
+    """The base URL of the model server that played it (the openai agent; None for the others)."""
     difficulty: str | None = None
     category: str | None = None
     safe_success: bool = False

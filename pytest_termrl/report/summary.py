@@ -62,10 +62,15 @@ def summarize(records: Iterable[EpisodeRecord | dict]) -> dict:
                 "mean_commands": sum(r.commands_used for r in group) / len(group),
             }
         )
+    endpoints: dict[str, int] = {}
+    for record in records:
+        if record.endpoint:
+            endpoints[record.endpoint] = endpoints.get(record.endpoint, 0) + 1
     return {
         "episodes": len(records),
         "safe_successes": sum(1 for r in records if r.safe_success),
         "rows": rows,
+        "endpoints": dict(sorted(endpoints.items())),
     }
 
 
