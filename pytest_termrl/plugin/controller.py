@@ -10,6 +10,7 @@ of a traceback.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import sys
 from pathlib import Path
@@ -68,6 +69,8 @@ class Controller:
         if self.claim is not None or path is None:
             return
         html = [("HTML report (--termrl-html)", self.html_path)] if self.html_path is not None else []
+        if html and importlib.util.find_spec("matplotlib") is None:
+            raise OutputError("--termrl-html draws its plots with matplotlib: pip install 'pytest-termrl[report]'")
         self.claim = RunClaim(self.options.run_dir, [*self.mode.output_paths(self.options), *html], path)
         self.log = EpisodeLog(path)
         if self.options.resume:

@@ -62,6 +62,8 @@ def pytest_configure(config):
                 raise pytest.UsageError(f"pytest-termrl: {exc}") from None
         config.stash[CONTROLLER_KEY] = controller
         config.pluginmanager.register(controller, "termrl-controller")
+        if mode.plays_agent:
+            config.pluginmanager.register(Progress(config, mode.test_name), "termrl-progress")
         if config.pluginmanager.hasplugin("xdist"):
             config.pluginmanager.register(XdistController(controller), "termrl-xdist")
         start_model_server(config, options)

@@ -1,4 +1,7 @@
-"""Print the summary tables of one or more JSON summaries: python -m pytest_termrl.report FILE..."""
+"""Print the summary tables of one or more JSON summaries: python -m pytest_termrl.report FILE...
+
+``python -m pytest_termrl.report html RUN_DIR_OR_EPISODES_JSONL... -o report.html`` writes the HTML report.
+"""
 
 from __future__ import annotations
 
@@ -10,8 +13,13 @@ from .summary import format_table
 
 
 def main(argv: list[str]) -> int:
+    if argv and argv[0] == "html":
+        from .html.cli import main as html_main
+
+        return html_main(argv[1:])
     if not argv:
-        print("usage: python -m pytest_termrl.report SUMMARY.json [SUMMARY.json ...]", file=sys.stderr)
+        print("usage: python -m pytest_termrl.report SUMMARY.json [SUMMARY.json ...]\n"
+              "       python -m pytest_termrl.report html RUN_DIR_OR_EPISODES_JSONL... -o report.html", file=sys.stderr)
         return 2
     rows = []
     for name in argv:
