@@ -12,19 +12,23 @@ BOOTSTRAP_SAMPLES = 2000
 
 
 def cluster_bootstrap_ci(values_by_task: dict[str, list[float]], samples: int = BOOTSTRAP_SAMPLES, seed: int = 0) -> tuple[float, float]:
-    """95% CI of the mean, resampling tasks with replacement and keeping all of a task's episodes."""
+    """95% CI of the mean, resampling tasks with replacement and keeping all of a task's episodes.
+
+    Each task is reduced to (sum, count) once, and a resample draws all its task indices in
+    one ``choices`` call, so a summary of 10,000 tasks takes seconds, not minutes.
+    """
     tasks = sorted(values_by_task)
     if not tasks:
         return (0.0, 0.0)
     rng = random.Random(seed)
+    sums = [float(sum(values_by_task[t])) for t in tasks]
+    counts = [len(values_by_task[t]) for t in tasks]
+    indices = range(len(tasks))
     means = []
     for _ in range(samples):
-        total = count = 0.0
-        for _ in tasks:
-            values = values_by_task[tasks[rng.randrange(len(tasks))]]
-            total += sum(values)
-            count += len(values)
-        means.append(total / count if count else 0.0)
+        drawn = rng.choices(indices, k=len(tasks))
+        count = sum(counts[i] for i in drawn)
+        means.append(sum(sums[i] for i in drawn) / count if count else 0.0)
     means.sort()
     return (means[int(0.025 * (samples - 1))], means[int(0.975 * (samples - 1))])
 

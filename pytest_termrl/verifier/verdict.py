@@ -5,6 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 
+MESSAGE_CHARS = 1000
+"""How much of a failing test's message the episode record keeps (the report shows it)."""
+
+
 @dataclass
 class TestOutcome:
     nodeid: str
@@ -46,5 +50,6 @@ class Verdict:
             "problems": list(self.problems),
             "error": self.error,
             "outcomes": {o.nodeid: o.outcome for o in self.outcomes},
+            "messages": {o.nodeid: o.message[:MESSAGE_CHARS] for o in self.outcomes if o.outcome != "passed" and o.message},
             "duration_s": round(self.duration_s, 3),
         }
