@@ -520,44 +520,16 @@ def ssh_engine(tmp_path, monkeypatch):
     engine through it (``docker system dial-stdio`` on the far side), as a remote machine would."""
     import shutil
 
-    missing = [tool for tool in ("/usr/sbin/sshd", "ssh-keygen", "docker") if not shutil.which(tool)]
+    from sshd import loopback_sshd, missing_tools
+
+    missing = missing_tools() + [tool for tool in ("docker",) if not shutil.which(tool)]
     if missing:
         require_engine(f"{', '.join(missing)} missing (openssh-server and the docker CLI; .ci/docker-setup.sh installs them)")
-    keys = tmp_path / "ssh"
-    home = tmp_path / "home"
-    (home / ".ssh").mkdir(parents=True)
-    keys.mkdir()
-    for name in ("host", "client"):
-        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(keys / name)], check=True)
-    (keys / "authorized_keys").write_text((keys / "client.pub").read_text())
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    config = keys / "sshd_config"
-    config.write_text(
-        f"Port {port}\nListenAddress 127.0.0.1\nHostKey {keys / 'host'}\nAuthorizedKeysFile {keys / 'authorized_keys'}\n"
-        "PermitRootLogin prohibit-password\nPasswordAuthentication no\nKbdInteractiveAuthentication no\n"
-        f"UsePAM no\nStrictModes no\nPidFile {keys / 'sshd.pid'}\n"
-    )
-    os.makedirs("/run/sshd", mode=0o755, exist_ok=True)
-    sshd = subprocess.Popen(["/usr/sbin/sshd", "-D", "-e", "-f", str(config)], stderr=subprocess.PIPE, text=True)
-    try:
-        for _ in range(100):
-            with socket.socket() as probe:
-                if probe.connect_ex(("127.0.0.1", port)) == 0:
-                    break
-            assert sshd.poll() is None, sshd.stderr.read()
-            time.sleep(0.05)
-        host_key = " ".join((keys / "host.pub").read_text().split()[:2])
-        (home / ".ssh" / "known_hosts").write_text(f"[127.0.0.1]:{port} {host_key}\n")
-        (home / ".ssh" / "config").write_text(f"Host 127.0.0.1\n  IdentityFile {keys / 'client'}\n")
+    with loopback_sshd(tmp_path) as (port, home):
         monkeypatch.setenv("HOME", str(home))
         monkeypatch.setenv("DOCKER_HOST", f"ssh://root@127.0.0.1:{port}")
         monkeypatch.delenv("TERMRL_DOCKER_LOCAL", raising=False)
         yield port
-    finally:
-        sshd.terminate()
-        sshd.wait(10)
 
 
 @pytest.mark.slow

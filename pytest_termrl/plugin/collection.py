@@ -124,7 +124,8 @@ class ContractsModule(pytest.Module):
         registry = config.stash.setdefault(SUITES_KEY, {})
         for loaded in suite.tasks:
             registry[(suite_id, loaded.task.id)] = loaded
-        config.stash.setdefault(LEFT_OUT_KEY, []).extend(left_out_pairs(suite, suite_id, options, mode))
+        pairs = [{**pair, "nodeid": self.nodeid} for pair in left_out_pairs(suite, suite_id, options, mode)]
+        config.stash.setdefault(LEFT_OUT_KEY, []).extend(pairs)
         for name in marker_names(suite, options.families):
             config.addinivalue_line("markers", f"{name}: pytest-termrl episode marker")
         params = [

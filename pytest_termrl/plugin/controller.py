@@ -19,7 +19,7 @@ import pytest
 
 from ..episode import EpisodeSpec
 from ..modes import Mode
-from ..report.episodes import WORKER_CRASHED, EpisodeLog, describe_os_error, episode_key, latest_per_key, read_log, settled
+from ..report.episodes import WORKER_CRASHED, EpisodeLog, describe_os_error, latest_per_key, read_log, settled
 from ..report.outputs import OutputError, RunClaim
 from ..settings import TermrlOptions
 from ..tasks.contracts import CONTRACTS_FILE
@@ -43,7 +43,7 @@ class Controller:
         """With --termrl-resume: the log's records from earlier runs, one per episode key."""
         self.summary: dict | None = None
         self.done: set = set()
-        """Keys of episodes an earlier run settled (with --termrl-resume): not run again."""
+        """Places (:meth:`place_of`) of episodes an earlier run settled (with --termrl-resume): not run again."""
         self.notes: list[str] = []
         """Warnings about what was read (duplicates dropped from the log)."""
         self.failures: list[str] = []
@@ -76,7 +76,7 @@ class Controller:
         if self.options.resume:
             contents = read_log(path)
             self.earlier = contents.records
-            self.done = {episode_key(r) for r in contents.records if settled(r)}
+            self.done = {place for place in (self.place_of(r) for r in contents.records if settled(r)) if place}
             if contents.warning():
                 self.notes.append(f"pytest-termrl: {contents.warning()}")
         else:
@@ -87,10 +87,31 @@ class Controller:
             self.claim.release()
 
     # -- records ---------------------------------------------------------------------------
+    def suite_of(self, nodeid: str) -> str | None:
+        """This machine's path of the suite an item's node id names (None: not a suite's item here).
+
+        Node ids are relative to the rootdir and the same on every xdist worker (xdist checks
+        that), while a worker on another machine loads the suite from its own copy; records
+        are kept with the controller's path, so that one episode has one key wherever it ran.
+        """
+        path = Path(os.path.abspath(Path(str(self.config.rootpath)) / nodeid.split("::")[0]))
+        return str(path.parent) if path.name == CONTRACTS_FILE and path.is_file() else None
+
+    def place_of(self, record: dict) -> tuple | None:
+        """(contracts file as a node id names it, episode id, agent, model): what a worker can match its items by."""
+        suite, episode_id = record.get("suite"), record.get("episode_id")
+        if not suite or not episode_id:
+            return None
+        contracts = os.path.relpath(Path(suite) / CONTRACTS_FILE, str(self.config.rootpath))
+        return (Path(contracts).as_posix(), episode_id, record.get("agent") or "", record.get("model") or "")
+
     def pytest_runtest_logreport(self, report):
         record = getattr(report, "termrl_episode", None)
         if record is None:
             return
+        here = self.suite_of(report.nodeid)
+        if here is not None and record.get("suite") != here:
+            record["suite"] = here  # played on another machine, from its copy of the suite
         self.records.append(record)
         line = self.mode.log_line(record)
         if line is None:
@@ -150,9 +171,11 @@ class Controller:
         return self._grids[path].get(rest[rest.index("[") + 1 : -1])
 
     def add_left_out(self, pairs: list[dict]) -> None:
-        """Pairs a collection left out (every worker collects the same: kept once)."""
+        """Pairs a collection left out (every worker collects the same: kept once, with this machine's suite path)."""
         for pair in pairs:
-            self.left_out.setdefault((pair["suite"], pair["task_id"], pair["family"]), dict(pair))
+            pair = dict(pair)
+            pair["suite"] = self.suite_of(pair.pop("nodeid", "")) or pair["suite"]
+            self.left_out.setdefault((pair["suite"], pair["task_id"], pair["family"]), pair)
 
     def pytest_collection_finish(self, session):
         self.add_left_out(session.config.stash.get(LEFT_OUT_KEY, []))  # empty on an xdist controller
@@ -236,7 +259,7 @@ class XdistController:
 
 
 def done_keys(config) -> set:
-    """Episode keys to skip: the controller's own set, or what it handed this worker."""
+    """Places of episodes to skip (:meth:`Controller.place_of`): the controller's own set, or what it handed this worker."""
     if not hasattr(config, "workerinput"):
         controller = config.stash.get(CONTROLLER_KEY, None)
         return controller.done if controller else set()

@@ -140,7 +140,7 @@ def pytest_collection_modifyitems(session, config, items):
     keep, skip = [], []
     for item in items:
         spec = item.callspec.params.get("termrl_spec") if hasattr(item, "callspec") else None
-        if spec is not None and (spec.suite, spec.id, agent, model) in done:
+        if spec is not None and (item.nodeid.split("::")[0], spec.id, agent, model) in done:
             skip.append(item)
         else:
             keep.append(item)
