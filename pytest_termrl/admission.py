@@ -4,10 +4,12 @@
 
 PATH is a task directory of any format (native, Terminal-Bench, Harbor), a DockerLess
 ``.jsonl``, or a folder of them. For each task the command prints one row: the format, the
-backend it needs, whether the untouched environment fails the task's own grader, whether
-the reference passes it, and whether it is offline-runnable here, with every reason it is
-not (network installs in its grader, an image that cannot be built, a missing reference,
-a setup that fails, ...). A malformed task is a row too, naming the file and field. The
+backend it needs, the grader kind (with a parsed grader's parser: ``parsed:pytest``),
+whether the untouched environment fails the task's own grader, whether the reference
+passes it, and whether it is offline-runnable here, with every reason it is not (network
+installs in its grader, a parser there is none for, an image that cannot be built, a
+missing reference, a setup that fails, ...), and what the offline installer stand-ins met
+while grading the reference. A malformed task is a row too, naming the file and field. The
 exit status is 0 when every task is admitted, 1 otherwise.
 
 The core (no pytest): :func:`admit_task` for one loaded Task, :func:`admit_paths` for
@@ -30,6 +32,7 @@ from .sandbox.base import SandboxBackend
 from .tasks.importers import offline_status, scan
 from .tasks.model import ImageSpec, Task
 from .tasks.suite import LoadedTask
+from .verifier.parsers import parser_problem
 from .verifier.verify import grader_of
 
 
@@ -41,6 +44,9 @@ class Admission:
     source: str
     backend: str = "bwrap"
     grader: str = "pytest"
+    """The grader kind: 'pytest' (trusted pytest), 'script' (reward file) or 'parsed' (script output read by a parser)."""
+    parser: str | None = None
+    """The parser read on a parsed grader's output (Terminal-Bench's parser_name)."""
     offline: str = "no"
     """'yes', 'via trusted pytest' or 'no'."""
     reasons: list[str] = field(default_factory=list)
@@ -51,6 +57,8 @@ class Admission:
     reference_passes: bool | None = None
     noop_detail: str = ""
     reference_detail: str = ""
+    stood_in: list[str] = field(default_factory=list)
+    """The installs the verifier's offline stand-ins met while grading the reference (pip, uv, apt-get, ...)."""
 
     @property
     def admitted(self) -> bool:
@@ -59,9 +67,9 @@ class Admission:
     def to_dict(self) -> dict:
         return {
             "task_id": self.task_id, "format": self.format, "source": self.source, "backend": self.backend,
-            "grader": self.grader, "offline": self.offline, "reasons": list(self.reasons), "notes": list(self.notes), "noop_fails": self.noop_fails,
+            "grader": self.grader, "parser": self.parser, "offline": self.offline, "reasons": list(self.reasons), "notes": list(self.notes), "noop_fails": self.noop_fails,
             "reference_passes": self.reference_passes, "noop_detail": self.noop_detail,
-            "reference_detail": self.reference_detail, "admitted": self.admitted,
+            "reference_detail": self.reference_detail, "stood_in": list(self.stood_in), "admitted": self.admitted,
         }
 
 
@@ -86,10 +94,16 @@ def admit_task(harness: Harness, task: Task, run: bool = True) -> Admission:
     needs = task.backend
     result = Admission(
         task_id=task.id, format=task.source.format, source=str(task.source.path or task.root),
-        backend=needs, grader=grader_of(task), offline=status,
+        backend=needs, grader=grader_of(task), parser=task.grader.parser, offline=status,
         reasons=list(reasons) if status == "no" else [], notes=list(reasons) if status != "no" else [],
     )
     result.notes += list(task.notes)
+    refused = parser_problem(task.grader.parser) if result.grader == "parsed" else None
+    if refused:
+        result.offline = "no"
+        result.reasons.append(f"{refused}: the output of {Path(task.grader.script or 'run-tests.sh').name} cannot be read")
+        result.noop_detail = result.reference_detail = "not run: no parser for its grader's output"
+        return result
     if needs == "docker":
         if backend_name != "docker":
             result.offline = "no"
@@ -132,6 +146,7 @@ def admit_task(harness: Harness, task: Task, run: bool = True) -> Admission:
         else:
             result.reference_passes = verdict is not None and verdict.complete and outcome.harness_error is None
             result.reference_detail = detail
+            result.stood_in = list(getattr(verdict, "stood_in", None) or [])
             if not result.reference_passes:
                 result.reasons.append(f"the reference fails its grader: {detail}")
     return result
@@ -148,16 +163,21 @@ def admit_paths(harness: Harness, paths: list[Path], run: bool = True) -> list[A
     return results
 
 
+def _grader(result: Admission) -> str:
+    """The grader kind, with the parser of a parsed grader: 'parsed:pytest'."""
+    return f"{result.grader}:{result.parser}" if result.parser else result.grader
+
+
 def _yes(value: bool | None) -> str:
     return "-" if value is None else "yes" if value else "NO"
 
 
 def format_table(results: list[Admission]) -> list[str]:
-    header = f"{'task':<30} {'format':<15} {'backend':<7} {'grader':<7} {'noop fails':<10} {'ref passes':<10} {'offline':<19} {'admitted':<8}"
+    header = f"{'task':<30} {'format':<15} {'backend':<7} {'grader':<14} {'noop fails':<10} {'ref passes':<10} {'offline':<19} {'admitted':<8}"
     lines = [header, "-" * len(header)]
     for r in results:
         lines.append(
-            f"{r.task_id[:30]:<30} {r.format:<15} {r.backend:<7} {r.grader:<7} {_yes(r.noop_fails):<10} "
+            f"{r.task_id[:30]:<30} {r.format:<15} {r.backend:<7} {_grader(r):<14} {_yes(r.noop_fails):<10} "
             f"{_yes(r.reference_passes):<10} {r.offline:<19} {'yes' if r.admitted else 'NO':<8}"
         )
     admitted = sum(r.admitted for r in results)
@@ -176,6 +196,13 @@ def format_table(results: list[Admission]) -> list[str]:
         for r in noted:
             for note in r.notes:
                 lines.append(f"  {r.task_id}: {note}")
+    stood = [r for r in results if r.stood_in]
+    if stood:
+        lines.append("")
+        lines.append("stood in for (offline installers, grading the reference):")
+        for r in stood:
+            for line in r.stood_in:
+                lines.append(f"  {r.task_id}: {line}")
     return lines
 
 

@@ -32,8 +32,9 @@ from pathlib import Path
 from typing import Callable
 
 from ..errors import SandboxError
+from ..tasks.importers.dockerfile import HARNESS_BASE_REPOSITORY
 
-DEFAULT_TAG = "termrl-base:1"
+DEFAULT_TAG = f"{HARNESS_BASE_REPOSITORY}:1"
 BASE_LABEL = "termrl.base"
 RECIPE_LABEL = "termrl.recipe"
 TASK_IMAGE_LABEL = "termrl.task-image"

@@ -36,7 +36,11 @@ class GraderSpec:
 
     kind: str = "pytest"
     """'pytest': the hidden tests run with the trusted pytest; 'script': the task's own grader
-    script (Harbor's tests/test.sh) decides by the reward it writes (verifier/script_grader.py)."""
+    script (Harbor's tests/test.sh) decides by the reward it writes (verifier/script_grader.py);
+    'parsed': the task's own script (Terminal-Bench's run-tests.sh) decides by its output, read
+    by ``parser``."""
+    parser: str | None = None
+    """The parser read on a parsed grader's output (Terminal-Bench's ``parser_name``: 'pytest')."""
     script: Path | None = None
     """The grader script (script graders; else ``tests_dir/test.sh`` when present)."""
     reward_threshold: float = 1.0
@@ -66,6 +70,15 @@ class ImageSpec:
     """(name, value) pairs of the Dockerfile's ENV lines."""
     needs_docker: tuple[str, ...] = ()
     """Why a bwrap sandbox cannot stand in for the image; empty when it can."""
+
+
+@dataclass(frozen=True)
+class Resources:
+    """What a task asks of its sandbox (Harbor's ``cpus``, ``memory_mb``, ``storage_mb``); None where it says nothing."""
+
+    cpus: float | None = None
+    memory_mb: int | None = None
+    storage_mb: int | None = None
 
 
 @dataclass(frozen=True)
@@ -102,6 +115,10 @@ class Task:
     """The format's own time limit for the agent (recorded, not enforced)."""
     allow_internet: bool | None = None
     """What the format says about the agent's network (Harbor's ``[environment] allow_internet``; recorded)."""
+    network_mode: str | None = None
+    """Harbor's ``[environment] network_mode`` ('public', 'no-network', 'allowlist'; recorded: the sandbox has none)."""
+    resources: Resources | None = None
+    """The sandbox resources the task asks for (recorded; the backend's own limits apply)."""
     notes: tuple[str, ...] = ()
     """What the importer assumed or changed, each a readable line."""
     extra: dict = field(default_factory=dict, compare=False, hash=False)

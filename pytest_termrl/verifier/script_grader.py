@@ -1,4 +1,4 @@
-"""The script grader: a task's own grading script (Harbor's tests/test.sh) decides, by its reward.
+"""The script graders: a task's own grading script decides, by the reward it writes or by its parsed output.
 
 Like the pytest verifier it runs after the agent stops, on a snapshot of the home, in a
 fresh sandbox, as the agent's user, with the result returned on the nonce-keyed channel of
@@ -15,20 +15,32 @@ puts it), the home at the workdir, ``/logs`` a read-only folder whose ``verifier
 ``agent`` are links into the sandbox's private /tmp (so the script can write its reward
 while nothing outside the sandbox is writable), and ``pytest`` on PATH is the harness's.
 
-``verify.run_hidden_tests`` sends a task here when it asks for its script grader (the
-``"script"`` line of ``verify.GRADERS``), so callers that hold a Task need not know which
-kind it has.
+The parsed grader (``grade_parsed``, the ``"parsed"`` line of ``verify.GRADERS``) is
+Terminal-Bench's: ``run-tests.sh`` runs the same way, with ``$TEST_DIR=/tests`` holding the
+task's tests and the script itself, and its verdict is the parser that ``parser_name``
+names (:mod:`.parsers`) applied to the script's own output, signed on the same channel.
+Each test the parser finds is one of the episode's tests (partial credit, the frozen
+inventory); output without a summary is the grader's failure (``verifier_error``) unless
+the script ran out of time. What the parser reads is what the script printed, so code of
+the agent's that the script runs in the same process or terminal can print status lines
+too, as in Terminal-Bench itself; the reward file of a reward grader has the same limit.
+
+``verify.run_hidden_tests`` sends a task here when it asks for a script grader (the
+``"script"`` and ``"parsed"`` lines of ``verify.GRADERS``), so callers that hold a Task
+need not know which kind it has.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
+import shutil
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..sandbox.base import SandboxBackend, TrustedMount
 from ..tasks.model import Task
+from .parsers import PARSERS, NoSummary, parser_problem
 from .trusted import run_signed, runner_argv, runner_mounts
 from .verdict import TestOutcome, Verdict
 
@@ -39,6 +51,8 @@ REWARD_DIR_INSIDE = "/tmp/termrl-logs/verifier"
 SCRIPT_TEST_ID = "test.sh"
 DEFAULT_TIMEOUT_S = 300.0
 MAX_TIMEOUT_S = 1800.0
+PARSED_OUTPUT_BYTES = 2 * 1024 * 1024
+"""How much of a parsed grader's output (its end) is signed and parsed."""
 
 
 @dataclass
@@ -51,6 +65,8 @@ class ScriptVerdict(Verdict):
     reward_detail: dict | None = None
     exit_code: int | None = None
     output_tail: str = ""
+    stood_in: list[str] = field(default_factory=list)
+    """The installs the offline stand-ins met (pip, uv, uvx, apt-get, uv's installer), one line each."""
 
     @property
     def fraction(self) -> float:
@@ -69,6 +85,7 @@ class ScriptVerdict(Verdict):
             reward_detail=dict(self.reward_detail or {}),
             exit_code=self.exit_code,
             output_tail=self.output_tail[-1500:],
+            stood_in=list(self.stood_in),
         )
         return data
 
@@ -92,22 +109,46 @@ def _logs_folder(snap_dir: Path) -> Path:
     return logs
 
 
-def grade(backend: SandboxBackend, home: Path, snap_dir: Path, task: Task, inventory, per_test_timeout_s: float) -> ScriptVerdict:
-    """Run the task's grader script on the home's copy and judge the reward it wrote (no per-test timeout)."""
+def _tests_folder(task: Task, script: Path, snap_dir: Path) -> tuple[Path, str]:
+    """(folder mounted at /tests, the script's path in it): the tests folder, or a copy with the script added.
+
+    Harbor's test.sh lives in tests/; Terminal-Bench's run-tests.sh beside it, and its
+    harness copies both into /tests, so that is what the script finds there.
+    """
+    tests_dir = task.tests_dir.resolve()
+    try:
+        return tests_dir, script.resolve().relative_to(tests_dir).as_posix()
+    except ValueError:
+        pass
+    staged = snap_dir / "tests"
+    shutil.copytree(tests_dir, staged, symlinks=True, ignore=shutil.ignore_patterns("__pycache__"))
+    if not (staged / script.name).exists():
+        shutil.copy2(script, staged / script.name)
+    for folder in [staged, *(p for p in staged.rglob("*") if p.is_dir() and not p.is_symlink())]:
+        os.chmod(folder, 0o755)
+    return staged, script.name
+
+
+def _run_script(backend: SandboxBackend, home: Path, snap_dir: Path, task: Task, output_bytes: int = 0) -> tuple[dict | None, str]:
+    """Run the task's grader script on the home's copy: (the runner's signed body, "") or (None, why not)."""
     spec = task.grader
-    threshold = float(spec.reward_threshold or 1.0)
     script = script_of(task)
     if script is None or task.tests_dir is None or not script.is_file():
-        return ScriptVerdict(error=f"task {task.id!r} has no grader script", threshold=threshold)
-    try:
-        script_rel = script.resolve().relative_to(task.tests_dir.resolve()).as_posix()
-    except ValueError:
-        return ScriptVerdict(error=f"the grader script {script} is not inside the tests folder {task.tests_dir}", threshold=threshold)
+        return None, f"task {task.id!r} has no grader script"
+    folder, script_rel = _tests_folder(task, script, snap_dir)
     timeout = min(float(spec.timeout_s or DEFAULT_TIMEOUT_S), MAX_TIMEOUT_S)
-    mounts = [TrustedMount(task.tests_dir.resolve(), TESTS_AT), TrustedMount(_logs_folder(snap_dir), LOGS_AT), *runner_mounts()]
+    mounts = [TrustedMount(folder, TESTS_AT), TrustedMount(_logs_folder(snap_dir), LOGS_AT), *runner_mounts()]
     env = {str(k): str(v) for k, v in spec.env}
-    argv = runner_argv(SCRIPT_RUNNER, f"{TESTS_AT}/{script_rel}", str(timeout), task.workdir, REWARD_DIR_INSIDE, json.dumps(env))
-    body, problem = run_signed(backend, home, argv, mounts, timeout + 60, task.workdir, "the grader script")
+    argv = runner_argv(
+        SCRIPT_RUNNER, f"{TESTS_AT}/{script_rel}", str(timeout), task.workdir, REWARD_DIR_INSIDE, json.dumps(env), str(output_bytes)
+    )
+    return run_signed(backend, home, argv, mounts, timeout + 60, task.workdir, "the grader script")
+
+
+def grade(backend: SandboxBackend, home: Path, snap_dir: Path, task: Task, inventory, per_test_timeout_s: float) -> ScriptVerdict:
+    """Run the task's grader script on the home's copy and judge the reward it wrote (no per-test timeout)."""
+    threshold = float(task.grader.reward_threshold or 1.0)
+    body, problem = _run_script(backend, home, snap_dir, task)
     if body is None:
         return ScriptVerdict(error=problem, threshold=threshold)
     return judge(body, inventory, threshold)
@@ -129,6 +170,7 @@ def judge(body: dict, inventory: tuple[str, ...] | None, threshold: float = 1.0)
         reward_detail=body.get("reward_detail") or {},
         exit_code=body.get("exit_code"),
         output_tail=tail,
+        stood_in=list(body.get("stood_in") or []),
     )
     last_lines = "\n".join(tail.strip().splitlines()[-6:])
     if body.get("timed_out"):
@@ -152,4 +194,86 @@ def judge(body: dict, inventory: tuple[str, ...] | None, threshold: float = 1.0)
         )
     if inventory is not None and tuple(inventory) != (SCRIPT_TEST_ID,):
         verdict.problems.append(f"the inventory {list(inventory)} is not the script grader's [{SCRIPT_TEST_ID!r}]")
+    return verdict
+
+
+# -- the parsed grader (Terminal-Bench's run-tests.sh and parser_name) ---------------------------
+@dataclass
+class ParsedVerdict(Verdict):
+    """A Verdict whose tests are those the parser read from the script's output."""
+
+    parser: str = "pytest"
+    script: str = ""
+    statuses: dict[str, str] = field(default_factory=dict)
+    """The status word printed per test (PASSED, SKIPPED, XFAIL, FAILED, ERROR, XPASS)."""
+    exit_code: int | None = None
+    output_tail: str = ""
+    stood_in: list[str] = field(default_factory=list)
+    """The installs the offline stand-ins met, one line each."""
+
+    def to_dict(self) -> dict:
+        data = super().to_dict()
+        data.update(
+            grader="parsed", parser=self.parser, script=self.script, statuses=dict(self.statuses),
+            exit_code=self.exit_code, output_tail=self.output_tail[-1500:], stood_in=list(self.stood_in),
+        )
+        return data
+
+
+def grade_parsed(backend: SandboxBackend, home: Path, snap_dir: Path, task: Task, inventory, per_test_timeout_s: float) -> ParsedVerdict:
+    """Run the task's grader script on the home's copy and judge what its parser reads in the output."""
+    parser = task.grader.parser or "pytest"
+    script = script_of(task)
+    name = script.name if script is not None else "run-tests.sh"
+    refused = parser_problem(parser)
+    if refused:
+        return ParsedVerdict(parser=parser, script=name, error=f"verifier_error: {name}: {refused}")
+    body, problem = _run_script(backend, home, snap_dir, task, PARSED_OUTPUT_BYTES)
+    if body is None:
+        return ParsedVerdict(parser=parser, script=name, error=problem)
+    return judge_parsed(body, inventory, parser, name)
+
+
+def failed_parsed(message: str) -> ParsedVerdict:
+    """The verdict when parsed grading itself raised: a harness error."""
+    return ParsedVerdict(error=f"script grader failed: {message}")
+
+
+def judge_parsed(body: dict, inventory: tuple[str, ...] | None, parser: str = "pytest", script: str = "run-tests.sh") -> ParsedVerdict:
+    """The verdict from the runner's body: the parser's per-test results, against the inventory."""
+    tail = body.get("output_tail") or ""
+    verdict = ParsedVerdict(
+        parser=parser, script=script, exit_code=body.get("exit_code"), output_tail=tail, stood_in=list(body.get("stood_in") or [])
+    )
+    try:
+        found = PARSERS[parser](body.get("output") or "")
+    except NoSummary as exc:
+        last = tail.strip().splitlines()[-1:]
+        shown = f"; last output: {last[0][:300]}" if last else ""
+        if body.get("timed_out"):
+            verdict.problems.append(f"{script} timed out before printing a summary")
+            verdict.outcomes.append(TestOutcome(script, "error", f"{script} timed out{shown}"))
+        else:
+            verdict.error = f"verifier_error: {script} ended without a test summary for the {parser!r} parser (exit code {body.get('exit_code')}): {exc}{shown}"
+        return verdict
+    by_id = {t.nodeid: t for t in found}
+    expected = list(inventory) if inventory is not None else list(by_id)
+    for nodeid in expected:
+        test = by_id.get(nodeid)
+        if test is None:
+            verdict.outcomes.append(TestOutcome(nodeid, "missing", f"not in the summary {script} printed"))
+            continue
+        verdict.statuses[nodeid] = test.status
+        message = test.message if test.outcome == "failed" else (f"{test.status}: {test.message}" if test.status != "PASSED" else "")
+        verdict.outcomes.append(TestOutcome(nodeid, test.outcome, message[:2000]))
+    missing = [n for n in expected if n not in by_id]
+    extra = [n for n in by_id if n not in set(expected)]
+    if missing:
+        verdict.problems.append(f"tests in the inventory that did not run: {', '.join(missing)}")
+    if extra:
+        verdict.problems.append(f"tests that ran but are not in the inventory: {', '.join(extra)}")
+    if body.get("timed_out"):
+        verdict.problems.append(f"{script} timed out")
+    if not expected:
+        verdict.problems.append(f"the summary {script} printed lists no test")
     return verdict

@@ -1,15 +1,19 @@
 """Runs a task's grader script (Harbor's tests/test.sh) in the verifier sandbox and signs its reward.
 
-Executed as ``python -I script_runner.py SCRIPT TIMEOUT WORKDIR REWARD_DIR ENV_JSON`` by the
-harness's own Python, the way runner.py is: it imports nothing from the workspace nor
+Executed as ``python -I script_runner.py SCRIPT TIMEOUT WORKDIR REWARD_DIR ENV_JSON [OUTPUT_BYTES]``
+by the harness's own Python, the way runner.py is: it imports nothing from the workspace nor
 from pytest_termrl, the MAC key arrives on a pipe read once and closed before the script
-starts, and the signed result leaves on a pipe no child inherits. The script's output is
-kept only as a log tail for people; the verdict is the reward file the script wrote.
+starts, and the signed result leaves on a pipe no child inherits. For a reward grader the
+script's output is kept only as a log tail for people and the verdict is the reward file
+the script wrote; with OUTPUT_BYTES > 0 (a parsed grader, Terminal-Bench's run-tests.sh)
+the last OUTPUT_BYTES of its output are signed too, for the harness to parse.
 
 - The process makes itself non-dumpable first, so code the grader runs (the agent's
   programs, under the same uid) can neither ptrace it nor read its memory for the key.
 - ``pytest`` on the script's PATH is the harness's trusted pytest (plugin autoload off),
-  since graders call it and the sandbox's system Python has none.
+  since graders call it and the sandbox's system Python has none; ``pip``, ``pip3``,
+  ``uv``, ``uvx``, ``apt-get`` and ``curl`` are the offline stand-ins of standins.py, and
+  what they stood in for is signed with the result (``stood_in``).
 - When the script ends (or times out), every other process of this uid in the sandbox is
   killed before the reward is read, so nothing left running can rewrite it afterwards.
 - The reward file is opened without following links or blocking: a FIFO, a link or a
@@ -25,16 +29,31 @@ import sys
 import time
 
 SHIM_DIR = "/tmp/termrl-grader-bin"
+STANDIN_LOG = f"{SHIM_DIR}/standins.log"
+STANDIN_TOOLS = ("pip", "pip3", "uv", "uvx", "apt-get", "apt", "curl")
+"""Installers met by the offline stand-ins of standins.py (and curl, for uv's installer script)."""
 MAX_REWARD_BYTES = 65536
 
 
 def _write_shims():
     os.makedirs(SHIM_DIR, exist_ok=True)
+    here = os.path.dirname(os.path.abspath(__file__))
     for name in ("pytest", "py.test"):
         path = os.path.join(SHIM_DIR, name)
         with open(path, "w") as handle:
             handle.write(f'#!/bin/sh\nPYTEST_DISABLE_PLUGIN_AUTOLOAD=1 exec "{sys.executable}" -m pytest -p no:cacheprovider "$@"\n')
         os.chmod(path, 0o755)
+    for name in STANDIN_TOOLS:
+        path = os.path.join(SHIM_DIR, name)
+        with open(path, "w") as handle:
+            handle.write(f'#!/bin/sh\nexec "{sys.executable}" -I "{here}/standins.py" {name} "$@"\n')
+        os.chmod(path, 0o755)
+
+
+def _stood_in():
+    """What the stand-ins did, one line each (written by code running as the agent's user: a log, not a verdict)."""
+    text = _read_small(STANDIN_LOG) or ""
+    return [line[:300] for line in text.splitlines() if line.strip()][:50]
 
 
 def _kill_others():
@@ -90,7 +109,11 @@ def _number(value):
 
 
 def read_reward(reward_dir):
-    """(reward, source, detail, problem): reward.txt first, then reward.json, as Harbor reads them."""
+    """(reward, source, detail, problem): reward.txt first, then reward.json, as Harbor reads them.
+
+    reward.json's ``reward`` key is the reward when present; else every named reward
+    counts and the reward is the least of them (the task passes when all reach the threshold).
+    """
     text = _read_small(os.path.join(reward_dir, "reward.txt"))
     if text is not None:
         try:
@@ -117,9 +140,11 @@ def read_reward(reward_dir):
         if value is None:
             return None, "reward.json", detail, "reward.json's 'reward' is not a number"
         return value, "reward.json", detail, None
-    if len(detail) == 1:
-        return next(iter(detail.values())), "reward.json", detail, None
-    return None, "reward.json", detail, "reward.json has no 'reward' key"
+    if not detail:
+        return None, "reward.json", detail, "reward.json names no numeric reward"
+    # Named rewards without a 'reward' key: the task passes when every one reaches the
+    # threshold, so the reward is the least of them.
+    return min(detail.values()), "reward.json", detail, None
 
 
 def main(argv):
@@ -132,6 +157,7 @@ def main(argv):
     key = channel.read_key()
     result_fd = channel.result_fd()
     script, timeout_s, workdir, reward_dir, env_json = argv[1], float(argv[2]), argv[3], argv[4], argv[5]
+    output_bytes = int(argv[6]) if len(argv) > 6 else 0
     sys.dont_write_bytecode = True
     os.makedirs(reward_dir, exist_ok=True)
     for name in ("reward.txt", "reward.json"):
@@ -151,6 +177,7 @@ def main(argv):
         "PATH": f"{SHIM_DIR}:/usr/local/bin:/usr/bin:/bin",
         "TEST_DIR": os.path.dirname(script),
         "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
+        "TERMRL_STANDIN_LOG": STANDIN_LOG,
         **json.loads(env_json),
     }
     os.makedirs(os.path.join(os.path.dirname(reward_dir), "agent"), exist_ok=True)
@@ -172,8 +199,9 @@ def main(argv):
             process.wait()
         duration = time.monotonic() - started
         size = log.seek(0, os.SEEK_END)
-        log.seek(max(0, size - 4000))
-        tail = log.read().decode(errors="replace")
+        log.seek(max(0, size - max(4000, output_bytes)))
+        captured = log.read().decode(errors="replace")
+        tail = captured[-4000:]
     reward, source, detail, problem = read_reward(reward_dir)
     channel.send_signed(
         result_fd,
@@ -188,6 +216,8 @@ def main(argv):
             "output_tail": tail,
             "duration_s": round(duration, 3),
             "non_dumpable": dumpable_off,
+            "stood_in": _stood_in(),
+            **({"output": captured, "output_truncated": size > output_bytes} if output_bytes > 0 else {}),
         },
     )
     return 0

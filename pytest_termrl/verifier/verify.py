@@ -32,11 +32,12 @@ DEFAULT_GRADER = "pytest"
 GRADERS: dict[str, Grader] = {
     "pytest": Grader(pytest_grader.grade, pytest_grader.failed),  # the hidden test files, by the trusted pytest
     "script": Grader(script_grader.grade, script_grader.failed),  # the task's own script (Harbor's tests/test.sh), by its reward
+    "parsed": Grader(script_grader.grade_parsed, script_grader.failed_parsed),  # its own script (run-tests.sh), by its parsed output
 }
 
 
 def grader_of(task: Task) -> str:
-    """The kind of grader a task asks for: 'pytest' or 'script' (``task.grader.kind``)."""
+    """The kind of grader a task asks for: 'pytest', 'script' or 'parsed' (``task.grader.kind``)."""
     return task.grader.kind
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import fnmatch
 import glob as globlib
-import json
 import os
 import re
 import shlex
@@ -16,7 +15,8 @@ from pathlib import Path, PurePosixPath
 from ...errors import TaskFormatError
 from ..files import read_text
 from ..model import ImageSpec
-from .scripts import logical_lines, network_need, split_segments
+from .dockerfile_syntax import Instruction, exec_form, instructions, substitute, words
+from .scripts import network_need, split_segments
 
 SANDBOX_PATH = "/usr/local/bin:/usr/bin:/bin"
 """PATH inside the sandbox: the host's /usr and /bin are what a bwrap task gets."""
@@ -24,6 +24,8 @@ HARNESS_ONLY_PACKAGES = {"tmux", "asciinema"}
 """Installed by Terminal-Bench images for its own tmux-driven harness, not for the task."""
 GRADER_TOOLING = re.compile(r"^(?:pytest(?:-[\w.-]+)?|pluggy|iniconfig)$", re.I)
 """pip packages the trusted toolchain stands in for."""
+GRADER_TOOLING_APT = re.compile(r"^python3-(?:pytest(?:-[\w.-]+)?|pluggy|iniconfig)$", re.I)
+"""The same, as Debian packages (an exported task's image installs python3-pytest for its grader)."""
 _APT_COMMAND = {
     "python3-pip": "pip3", "coreutils": "ls", "procps": "ps", "findutils": "find", "build-essential": "gcc",
     "git-core": "git", "xz-utils": "xz", "bsdmainutils": "column", "util-linux": "lsblk", "iproute2": "ip",
@@ -40,9 +42,14 @@ _GENERIC_BASE = re.compile(
 )
 
 
+HARNESS_BASE_REPOSITORY = "termrl-base"
+"""The repository of the harness's own base image (``sandbox.image`` builds it; the docker backend runs on it)."""
+
+
 def is_generic_base(image: str) -> bool:
-    """An image that is just 'a Linux with bash (and Python)': what a bwrap sandbox already is."""
-    return bool(_GENERIC_BASE.match(image.strip()))
+    """An image that is just 'a Linux with bash (and Python)', the harness's own base included: what a bwrap sandbox already is."""
+    image = image.strip()
+    return bool(_GENERIC_BASE.match(image)) or image.split("@")[0].split(":")[0] == HARNESS_BASE_REPOSITORY
 
 
 def _host_command(name: str) -> bool:
@@ -93,6 +100,7 @@ def _install_packages(segment: str) -> tuple[str, list[str]] | None:
     return None
 
 
+_HEREDOC_SOURCE = re.compile(r"^<<-?([A-Za-z_][\w.-]*)$")
 _COMPOUND = re.compile(r"(?:^|[\s;&|])(?:for|while|until|if|case|function)\s|[{}()]|\|\|")
 _HOUSEKEEPING = re.compile(
     r"^(?:apt(?:-get)?\s+(?:-\S+\s+)*(?:update|clean|autoremove|autoclean)\b.*|rm\s+-rf\s+/var/lib/apt/lists/?\*?"
@@ -117,6 +125,10 @@ class DockerPlan:
     blockers: list[str] = field(default_factory=list)
     """Why a bwrap sandbox cannot stand in for the image (then the task needs the docker backend)."""
     image_installs: bool = False
+    args: dict[str, str] = field(default_factory=dict)
+    """The build arguments in scope at the end (their defaults): RUN steps see them as variables."""
+    inline_files: list[tuple[str, bytes]] = field(default_factory=list)
+    """(path relative to the workdir, content) of each file a ``COPY <<EOF`` heredoc writes."""
 
 
 def _dockerignore(context: Path) -> list[str]:
@@ -137,63 +149,88 @@ def _ignored(rel: str, patterns: list[str]) -> bool:
     return ignored
 
 
-def plan_dockerfile(dockerfile: Path, context: Path, exclude: set[str] = frozenset(), default_workdir: str = "/app") -> DockerPlan:
-    """Read a Dockerfile; raise TaskFormatError (naming the line) when a COPY source is missing."""
+def _run_step(instruction: Instruction) -> str:
+    """The shell text of a RUN step: its command, or for heredocs the command with each body after it."""
+    rest = instruction.rest
+    if not instruction.heredocs:
+        words = exec_form(rest)
+        return shlex.join(words) if words is not None else rest
+    command = rest
+    first = instruction.heredocs[0]
+    if _HEREDOC_ONLY.match(command):
+        # RUN <<EOF: the body is the script, run by its shebang's interpreter or the shell.
+        shebang = first.body.split("\n", 1)[0]
+        command = f"{shebang[2:].strip() if shebang.startswith('#!') else 'sh'} <<'{first.word}'"
+        return f"{command}\n{first.body}{first.word}"
+    bodies = "".join(f"{doc.body}{doc.word}\n" for doc in instruction.heredocs)
+    return f"{command}\n{bodies}".rstrip("\n")
+
+
+_HEREDOC_ONLY = re.compile(r"^<<-?([\"']?)[A-Za-z_][\w.-]*\1$")
+
+
+def plan_dockerfile(
+    dockerfile: Path, context: Path, exclude: set[str] = frozenset(), default_workdir: str = "/app", workdir_override: str | None = None
+) -> DockerPlan:
+    """Read a Dockerfile as Docker does; raise TaskFormatError (naming the line) when a COPY source is missing.
+
+    ``workdir_override`` (Harbor's ``[environment] workdir``) is the workdir whatever WORKDIR says.
+    """
     plan = DockerPlan(dockerfile=dockerfile, workdir=default_workdir)
     text = dockerfile.read_text(errors="replace")
     cwd = "/"
     saw_workdir = False
+    global_args: dict[str, str] = {}
     args: dict[str, str] = {}
     pending: list[tuple[int, Path, str]] = []  # (line, source file, absolute destination)
+    inline: list[tuple[int, bytes, str]] = []  # (line, content, absolute destination)
     run_dirs: list[tuple[int, str]] = []
     ignore = _dockerignore(context)
-    for lineno, line in logical_lines(text):
+    for instruction in instructions(text):
+        lineno, keyword, rest = instruction.lineno, instruction.keyword, instruction.rest
         where = f"{dockerfile}:{lineno}"
-        keyword, _, rest = line.partition(" ")
-        keyword, rest = keyword.upper(), rest.strip()
+        scope = {**args, **plan.env}
         if keyword == "ARG":
-            name, _, value = rest.partition("=")
-            args[name.strip()] = value.strip().strip("\"'")
+            for word in words(rest, scope):
+                name, eq, value = word.partition("=")
+                if not plan.bases:
+                    global_args[name] = value
+                else:
+                    args[name] = value if eq else global_args.get(name, args.get(name, ""))
         elif keyword == "FROM":
-            words = [w for w in rest.split() if not w.startswith("--")]
-            if not words:
+            found = [w for w in words(rest, global_args) if not w.startswith("--")]
+            if not found:
                 raise TaskFormatError(where, "FROM", "expected an image")
-            image = re.sub(r"\$\{?(\w+)\}?", lambda m: args.get(m.group(1), ""), words[0])
-            plan.bases.append(image)
+            plan.bases.append(found[0])
+            args = {}
         elif keyword == "WORKDIR":
-            target = rest.strip("\"'")
+            target = " ".join(words(rest, scope))
             cwd = target if target.startswith("/") else str(PurePosixPath(cwd) / target)
             saw_workdir = True
         elif keyword == "ENV":
-            if rest and "=" in rest.split()[0]:
-                for word in shlex.split(rest):
+            found = words(rest, scope)
+            if found and "=" in found[0]:
+                for word in found:
                     key, _, value = word.partition("=")
                     plan.env[key] = value
-            elif rest:
-                key, _, value = rest.partition(" ")
-                plan.env[key] = value.strip()
+            elif found:
+                plan.env[found[0]] = " ".join(found[1:])
         elif keyword == "RUN":
-            if rest.startswith("<<"):
-                plan.blockers.append(f"{where}: a heredoc RUN step (not replayed outside docker)")
-                continue
-            if rest.startswith("["):
-                try:
-                    rest = shlex.join(json.loads(rest))
-                except ValueError:
-                    raise TaskFormatError(where, "RUN", "expected a JSON array or a shell command") from None
             if rest.startswith("--"):
                 plan.blockers.append(f"{where}: RUN with build flags ({rest.split()[0]})")
                 continue
-            if _COMPOUND.search(rest):
-                # A loop or a group: replayed whole, or not at all when it installs or downloads.
-                net = network_need(rest)
+            step = _run_step(instruction)
+            if instruction.heredocs or _COMPOUND.search(step):
+                # A loop, a group or a heredoc: replayed whole, or not at all when it installs or downloads.
+                net = network_need(step)
                 if net is not None:
                     plan.image_installs = True
                     plan.blockers.append(f"{where}: a compound RUN step that needs the network ({net})")
                 else:
                     run_dirs.append((lineno, cwd))
-                    plan.setup.append(f"cd {shlex.quote(cwd)} && {rest}")
+                    plan.setup.append(f"cd {shlex.quote(cwd)} && {step}")
                 continue
+            rest = step
             segments = split_segments(rest)
             kept = []
             for segment in segments:
@@ -206,7 +243,7 @@ def plan_dockerfile(dockerfile: Path, context: Path, exclude: set[str] = frozens
                     missing = []
                     for package in packages:
                         if manager == "apt":
-                            if package in HARNESS_ONLY_PACKAGES or package in _APT_ALWAYS:
+                            if package in HARNESS_ONLY_PACKAGES or package in _APT_ALWAYS or GRADER_TOOLING_APT.match(package):
                                 continue
                             if not _host_command(_APT_COMMAND.get(package, package)):
                                 missing.append(package)
@@ -231,24 +268,27 @@ def plan_dockerfile(dockerfile: Path, context: Path, exclude: set[str] = frozens
                 body = rest if len(kept) == len(segments) else " && ".join(kept)
                 plan.setup.append(f"cd {shlex.quote(cwd)} && {body}")
         elif keyword in ("COPY", "ADD"):
-            if rest.startswith("["):
-                try:
-                    words = json.loads(rest)
-                except ValueError:
-                    raise TaskFormatError(where, keyword, "expected a JSON array or sources and a destination") from None
-            else:
-                words = shlex.split(rest)
-            flags = [w for w in words if w.startswith("--")]
-            words = [w for w in words if not w.startswith("--")]
+            found = exec_form(rest)
+            found = [substitute(w, scope) for w in found] if found is not None else words(rest, scope)
+            flags = [w for w in found if w.startswith("--")]
+            found = [w for w in found if not w.startswith("--")]
             if any(f.startswith("--from") for f in flags):
                 plan.blockers.append(f"{where}: {keyword} --from another stage")
                 continue
-            if len(words) < 2:
+            if len(found) < 2:
                 raise TaskFormatError(where, keyword, "expected at least one source and a destination")
-            *sources, dest = words
+            *sources, dest = found
             dest_abs = dest if dest.startswith("/") else str(PurePosixPath(cwd) / dest)
             is_dir_dest = dest.endswith("/") or len(sources) > 1 or dest in (".", "./")
+            docs = {doc.word: doc for doc in instruction.heredocs}
             for source in sources:
+                heredoc = _HEREDOC_SOURCE.match(source)
+                if heredoc and heredoc.group(1) in docs:
+                    doc = docs[heredoc.group(1)]
+                    body = doc.body if doc.quoted else substitute(doc.body, scope)
+                    target = str(PurePosixPath(dest_abs) / doc.word) if is_dir_dest and len(sources) > 1 else dest_abs
+                    inline.append((lineno, body.encode(), target))
+                    continue
                 if re.match(r"^[a-z]+://", source):
                     plan.blockers.append(f"{where}: ADD {source} (downloads over the network)")
                     continue
@@ -275,6 +315,7 @@ def plan_dockerfile(dockerfile: Path, context: Path, exclude: set[str] = frozens
                             continue
                         target = str(PurePosixPath(dest_abs) / match_path.name) if (is_dir_dest or len(matches) > 1) else dest_abs
                         pending.append((lineno, match_path, target))
+    plan.args = args  # global ARGs (before FROM) are seen by FROM alone, as in Docker
     if not plan.bases:
         raise TaskFormatError(dockerfile, "FROM", "expected a FROM line")
     if len(plan.bases) > 1:
@@ -282,7 +323,9 @@ def plan_dockerfile(dockerfile: Path, context: Path, exclude: set[str] = frozens
     for image in plan.bases[:1]:
         if not is_generic_base(image):
             plan.blockers.append(f"{dockerfile}: FROM {image} (an image with more than bash, git and Python)")
-    if saw_workdir:
+    if workdir_override:
+        plan.workdir = workdir_override
+    elif saw_workdir:
         plan.workdir = cwd
     root = PurePosixPath(plan.workdir)
     for lineno, source, target in pending:
@@ -291,6 +334,12 @@ def plan_dockerfile(dockerfile: Path, context: Path, exclude: set[str] = frozens
             plan.blockers.append(f"{dockerfile}:{lineno}: copies {source.name} to {target}, outside the workdir {plan.workdir}")
             continue
         plan.copies.append((source, target_path.relative_to(root).as_posix()))
+    for lineno, content, target in inline:
+        target_path = PurePosixPath(target)
+        if target_path == root or root not in target_path.parents:
+            plan.blockers.append(f"{dockerfile}:{lineno}: writes a heredoc to {target}, outside the workdir {plan.workdir}")
+            continue
+        plan.inline_files.append((target_path.relative_to(root).as_posix(), content))
     for lineno, directory in run_dirs:
         path = PurePosixPath(directory)
         if path != root and root not in path.parents:
@@ -299,13 +348,17 @@ def plan_dockerfile(dockerfile: Path, context: Path, exclude: set[str] = frozens
 
 
 def write_environment(plan: DockerPlan, dest: Path) -> bool:
-    """Copy the plan's files into dest (modes kept); False when there are none."""
-    if not plan.copies:
+    """Copy the plan's files (and write its heredoc files) into dest, modes kept; False when there are none."""
+    if not plan.copies and not plan.inline_files:
         return False
     for source, rel in plan.copies:
         target = dest / rel
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(source, target)
+    for rel, content in plan.inline_files:
+        target = dest / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(content)
     return True
 
 
@@ -313,8 +366,9 @@ def setup_text(plan: DockerPlan, label: str) -> str | None:
     if not plan.setup:
         return None
     lines = [f"# Replayed from the RUN steps of {label}, as the agent's user, without network.", "set -e"]
-    lines += [f"export {key}={shlex.quote(value)}" for key, value in sorted(plan.env.items()) if re.match(r"^\w+$", key)]
-    lines += [f"( {step} )" for step in plan.setup]
+    variables = {**plan.args, **plan.env}  # a RUN step sees the build arguments and the ENV, ENV winning
+    lines += [f"export {key}={shlex.quote(value)}" for key, value in sorted(variables.items()) if re.match(r"^\w+$", key)]
+    lines += [f"( {step}\n)" if "\n" in step else f"( {step} )" for step in plan.setup]
     return "\n".join(lines) + "\n"
 
 

@@ -5,7 +5,9 @@ at ``/tests`` and writes a reward to ``/logs/verifier/reward.txt`` (a number) or
 ``/logs/verifier/reward.json`` (``{"reward": x, ...}``). Imported, the task keeps that grader:
 ``Task.grader.kind == "script"`` and :mod:`pytest_termrl.verifier.script_grader` runs test.sh
 in the verifier's fresh sandbox and passes the episode when the reward reaches the
-threshold (1.0, or ``[verifier] pass_threshold`` in task.toml).
+threshold (1.0, or ``[verifier] pass_threshold`` in task.toml). The fields of task.toml
+that change a trial are read by :mod:`.harbor_config` (workdir, network, users, resources,
+timeouts, environment variables), each honoured or refused by name.
 
 Most Harbor test.sh files first install pytest over the network (uv, pip, apt) and then
 write ``1`` when pytest passes and ``0`` otherwise. Such a script cannot run offline, but
@@ -31,15 +33,17 @@ from ..files import check_instruction, check_tree, read_text, regular_file
 from ..model import GraderSpec, Task, TaskSource
 from .cache import materialise_plan
 from .dockerfile import DockerPlan, image_spec, is_generic_base, plan_dockerfile
-from .metadata import difficulty_of, inputs_named, marker_word, number, requires_from, string_list, task_id_from
+from .harbor_config import read_config
+from .metadata import difficulty_of, inputs_named, marker_word, requires_from, string_list, task_id_from
 from .reference import solution_wrapper
 from .scripts import analyse_script, missing_test_imports
+from .standin_check import unserved_network
 from .terminal_bench import _compose_blockers
 
 FORMAT = "harbor"
 DEFAULT_WORKDIR = "/app"
 TEST_SCRIPT = "test.sh"
-_HARBOR_KEYS = {"version", "schema_version", "metadata", "verifier", "agent", "environment", "solution", "task"}
+_HARBOR_KEYS = {"version", "schema_version", "metadata", "verifier", "agent", "environment", "solution", "task", "steps"}
 
 
 def is_harbor_dir(path: Path) -> bool:
@@ -64,7 +68,8 @@ def _table(path: Path, data: dict, key: str) -> dict:
 
 
 def script_grader_analysis(test_sh: Path, tests_dir: Path) -> tuple[str, str | None, list[str]]:
-    """(grader, note, blockers): the script itself when it runs offline, else trusted pytest when equivalent."""
+    """(grader, note, blockers): the script when it runs offline; else the trusted pytest when equivalent;
+    else the script, whose network installs the offline stand-ins meet or are blockers by line."""
     findings = analyse_script(test_sh.read_text(errors="replace"))
     if findings.offline:
         return "script", None, []
@@ -79,7 +84,8 @@ def script_grader_analysis(test_sh: Path, tests_dir: Path) -> tuple[str, str | N
             "its reward is 1 when pytest passes, so every test passing is reward 1)"
         )
         return "pytest", note, blockers
-    return "script", None, [f"network installs in its grader: {line}" for line in findings.network[:3]]
+    unserved = unserved_network(test_sh.read_text(errors="replace"))
+    return "script", None, [f"network installs in its grader: {line}" for line in unserved[:3]]
 
 
 def load_harbor_task(task_dir: Path) -> Task:
@@ -92,30 +98,25 @@ def load_harbor_task(task_dir: Path) -> Task:
         raise TaskFormatError(toml_path, None, f"not valid TOML ({exc})") from None
     meta = _table(toml_path, data, "metadata")
     task_table = _table(toml_path, data, "task")
-    verifier = _table(toml_path, data, "verifier")
-    agent = _table(toml_path, data, "agent")
     environment = _table(toml_path, data, "environment")
+    config = read_config(toml_path, data)
 
     instruction_path = task_dir / "instruction.md"
-    instruction = check_instruction(instruction_path, None, read_text(instruction_path, what="the task's instruction for the agent"))
+    if data.get("steps") is not None and not os.path.lexists(instruction_path):
+        instruction = f"(a multi-step task: {len(data['steps']) if isinstance(data['steps'], list) else 1} steps, each with its own instruction)"
+    else:
+        instruction = check_instruction(instruction_path, None, read_text(instruction_path, what="the task's instruction for the agent"))
 
-    notes: list[str] = []
+    notes: list[str] = list(config.notes)
     difficulty = difficulty_of(toml_path, meta.get("difficulty", data.get("difficulty")), notes)
     category = meta.get("category", "general")
     if not isinstance(category, str) or not category.strip():
         raise TaskFormatError(toml_path, "metadata.category", "expected a non-empty string")
     tags = string_list(toml_path, "metadata.tags", meta.get("tags", task_table.get("keywords")))
-    verifier_timeout = number(toml_path, "verifier.timeout_sec", verifier.get("timeout_sec"))
-    agent_timeout = number(toml_path, "agent.timeout_sec", agent.get("timeout_sec"))
-    threshold = number(toml_path, "verifier.pass_threshold", verifier.get("pass_threshold"), 1.0)
-    verifier_env = verifier.get("env", {})
-    if not isinstance(verifier_env, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in verifier_env.items()):
-        raise TaskFormatError(toml_path, "verifier.env", "expected a table of strings")
-    if verifier.get("user") not in (None, "agent"):
-        notes.append(f"verifier.user = {verifier.get('user')!r}: the script runs as the agent's user here")
     image = environment.get("docker_image")
     if image is not None and (not isinstance(image, str) or not image.strip()):
         raise TaskFormatError(toml_path, "environment.docker_image", "expected an image name")
+    default_workdir = config.workdir or DEFAULT_WORKDIR
 
     tests_dir = task_dir / "tests"
     test_sh = tests_dir / TEST_SCRIPT
@@ -128,16 +129,20 @@ def load_harbor_task(task_dir: Path) -> Task:
     dockerfile = env_dir / "Dockerfile"
     needs_docker: list[str] = []
     if dockerfile.is_file():
-        plan = plan_dockerfile(dockerfile, env_dir, {"Dockerfile", "docker-compose.yaml", "docker-compose.yml", ".dockerignore"}, DEFAULT_WORKDIR)
+        plan = plan_dockerfile(
+            dockerfile, env_dir, {"Dockerfile", "docker-compose.yaml", "docker-compose.yml", ".dockerignore"}, default_workdir,
+            workdir_override=config.workdir,
+        )
         needs_docker += _compose_blockers(env_dir)
     elif image:
-        plan = DockerPlan(dockerfile=None, workdir=DEFAULT_WORKDIR, bases=[image])
-        notes.append(f"prebuilt image {image}: the workdir {DEFAULT_WORKDIR} is assumed")
+        plan = DockerPlan(dockerfile=None, workdir=default_workdir, bases=[image])
+        if config.workdir is None:
+            notes.append(f"prebuilt image {image}: the workdir {DEFAULT_WORKDIR} is assumed")
     else:
         raise TaskFormatError(dockerfile, None, "missing: a Harbor task needs environment/Dockerfile or [environment] docker_image")
     if image and not is_generic_base(image):
         needs_docker.append(f"{toml_path}: [environment] docker_image = {image} (a prebuilt image)")
-    needs_docker = plan.blockers + needs_docker
+    needs_docker = plan.blockers + needs_docker + config.image_refusals
 
     solution_dir = task_dir / "solution"
     solve = solution_dir / "solve.sh"
@@ -153,7 +158,9 @@ def load_harbor_task(task_dir: Path) -> Task:
     label = f"Harbor task {task_dir.name}"
     reference = None
     if solution is not None:
-        reference = solution_wrapper(solution, plan.workdir, f"{label} (solution/solve.sh)", siblings, rewrite_dir="/solution")
+        reference = solution_wrapper(
+            solution, plan.workdir, f"{label} (solution/solve.sh)", siblings, rewrite_dir="/solution", env=config.solution_env
+        )
     files = materialise_plan(FORMAT, task_id, task_dir, plan, str(dockerfile), reference)
     title = task_table.get("description") if isinstance(task_table.get("description"), str) else None
     return Task(
@@ -175,15 +182,17 @@ def load_harbor_task(task_dir: Path) -> Task:
         grader=GraderSpec(
             kind=grader,
             script=test_sh,
-            reward_threshold=threshold,
-            env=tuple(verifier_env.items()),
-            timeout_s=verifier_timeout,
+            reward_threshold=config.threshold,
+            env=tuple(config.verifier_env.items()),
+            timeout_s=config.verifier_timeout,
             note=grader_note,
-            blockers=tuple(grader_blockers),
+            blockers=tuple(grader_blockers) + tuple(config.refusals),
         ),
         image=image_spec(plan, needs_docker, image if image and not is_generic_base(image) else None),
         dropped_steps=tuple(plan.dropped),
-        agent_timeout_s=agent_timeout,
-        allow_internet=environment.get("allow_internet"),
+        agent_timeout_s=config.agent_timeout,
+        allow_internet=config.allow_internet,
+        network_mode=config.network_mode,
+        resources=config.resources,
         notes=tuple(notes),
     )

@@ -27,13 +27,17 @@ def _file_command(target: str, data: bytes) -> str:
     return f"base64 -d > {shlex.quote(target)} <<'__TERMRL_B64__'\n{body}\n__TERMRL_B64__"
 
 
-def solution_wrapper(script: str, workdir: str, label: str, siblings: dict[str, bytes] | None = None, rewrite_dir: str | None = None) -> str:
+def solution_wrapper(
+    script: str, workdir: str, label: str, siblings: dict[str, bytes] | None = None, rewrite_dir: str | None = None,
+    env: dict[str, str] | None = None,
+) -> str:
     """A command for the oracle agent that runs ``script`` the way its own harness does.
 
     Terminal-Bench and Harbor run the reference as a separate ``bash`` process in the
     workdir, not sourced into the agent's shell; ``set -e`` or ``exit`` in it must not leak
     into the shell the episode continues in. Sibling files (Harbor's solution/ folder) are
-    unpacked next to it, and ``rewrite_dir`` (say '/solution') is pointed at them.
+    unpacked next to it, and ``rewrite_dir`` (say '/solution') is pointed at them; ``env``
+    (Harbor's ``[solution] env``) is set for it alone.
     """
     if rewrite_dir:
         script = script.replace(rewrite_dir.rstrip("/") + "/", SOLUTION_INSIDE + "/")
@@ -48,7 +52,8 @@ def solution_wrapper(script: str, workdir: str, label: str, siblings: dict[str, 
         if parent != SOLUTION_INSIDE:
             lines.append(f"mkdir -p {shlex.quote(parent)}")
         lines.append(_file_command(target, data))
-    lines.append(f"(cd {shlex.quote(workdir)} && bash {SOLUTION_INSIDE}/solve.sh)")
+    exports = "".join(f"export {name}={shlex.quote(value)} && " for name, value in sorted((env or {}).items()))
+    lines.append(f"(cd {shlex.quote(workdir)} && {exports}bash {SOLUTION_INSIDE}/solve.sh)")
     lines.append("__termrl_rc=$?")
     lines.append(f"rm -rf {SOLUTION_INSIDE}")
     lines.append("(exit $__termrl_rc)")

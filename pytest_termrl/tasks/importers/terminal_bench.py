@@ -10,11 +10,16 @@ the sandbox presents the agent's home at that path (see ``docs`` in the importer
   and asciinema) are dropped; anything else (a specific base image, a package the sandbox
   lacks, a file copied outside the workdir, several compose services) means bwrap cannot
   stand in for the image: the task is marked ``backend="docker"`` with the reasons.
-- Grader: Terminal-Bench judges by the pytest outcome of ``tests/test_outputs.py`` that
-  ``run-tests.sh`` runs after installing pytest over the network. The hidden tests run here
-  with the harness's trusted pytest instead ("offline-runnable via trusted pytest"), unless
-  run-tests.sh does more than install pytest and run it, or the tests import a module the
-  trusted toolchain lacks: then the grader cannot run offline, and the reasons say why.
+- Grader: in Terminal-Bench the grader is ``run-tests.sh``, run with ``$TEST_DIR`` pointing
+  at the tests, and its output is read by the parser ``parser_name`` names. Where that is
+  only "install pytest, run it on tests/test_*.py", the hidden tests run here with the
+  harness's trusted pytest instead ("offline-runnable via trusted pytest"; a module the
+  trusted toolchain lacks is then a blocker). Any other run-tests.sh (``*_test.py`` files,
+  a build, another language's tests) is itself the grader: ``grader.kind == "parsed"``,
+  run by :mod:`pytest_termrl.verifier.script_grader` with the tests and the script at
+  ``/tests``, its verdict the named parser's reading of its output (a network install in
+  it that the verifier's offline stand-ins cannot meet is a blocker naming the line; a parser name the verifier has no parser for is refused
+  by the verifier and by the admission, naming it).
 - Reference: ``solution.sh`` (or the commands of ``solution.yaml``) runs as its own bash
   script in the workdir, as Terminal-Bench runs it.
 """
@@ -32,7 +37,8 @@ from .cache import materialise_plan
 from .dockerfile import DockerPlan, image_spec, plan_dockerfile
 from .metadata import difficulty_of, inputs_named, marker_word, number, requires_from, string_list, task_id_from
 from .reference import solution_wrapper
-from .scripts import analyse_script, missing_test_imports
+from .scripts import ScriptFindings, analyse_script, missing_test_imports
+from .standin_check import unserved_network
 
 FORMAT = "terminal_bench"
 META_FILES = {
@@ -94,24 +100,36 @@ def _compose_blockers(task_dir: Path) -> list[str]:
     return []
 
 
-def grader_analysis(script: Path | None, tests_dir: Path, parser: str = "pytest") -> tuple[str | None, list[str]]:
-    """(note, blockers) for grading a pytest-judged task with the trusted pytest, offline."""
-    blockers: list[str] = []
-    note = None
-    if parser != "pytest":
-        blockers.append(f"its results are read by the {parser!r} parser, not from pytest outcomes")
-    if script is not None:
-        findings = analyse_script(script.read_text(errors="replace"))
-        if findings.other:
-            blockers.append(f"{script.name} does more than install and run pytest: " + "; ".join(findings.other[:3]))
-        if not findings.pytest:
-            blockers.append(f"{script.name} runs no pytest")
-        if findings.network:
+_NON_DEFAULT_TEST_FILE = re.compile(r"(?<![\w/.-])(?:[\w./$-]*/)?(?!test_)[\w-]+\.py\b")
+
+
+def _pytest_shaped(findings: ScriptFindings, tests_dir: Path) -> bool:
+    """run-tests.sh only installs and runs pytest, on test_*.py files: the trusted pytest can stand in for it."""
+    if findings.other or not findings.pytest or not any(tests_dir.glob("test_*.py")):
+        return False
+    return not any(_NON_DEFAULT_TEST_FILE.search(line.split(": ", 1)[1]) for line in findings.pytest)
+
+
+def grader_analysis(script: Path | None, tests_dir: Path, parser: str = "pytest") -> tuple[str, str | None, list[str]]:
+    """(grader kind, note, blockers) for a classic task.
+
+    The trusted pytest on the tests folder is preferred where it is equivalent: the
+    parser is pytest and run-tests.sh only installs pytest and runs it on test_*.py files
+    (or there is no run-tests.sh). Otherwise run-tests.sh itself is the grader, its output
+    read by the named parser ('parsed').
+    """
+    findings = analyse_script(script.read_text(errors="replace")) if script is not None else None
+    if findings is None or (parser == "pytest" and _pytest_shaped(findings, tests_dir)):
+        blockers: list[str] = []
+        note = None
+        if findings is not None and findings.network:
             note = f"offline-runnable via trusted pytest ({script.name} needs the network: {findings.network[0]})"
-    missing = missing_test_imports(tests_dir)
-    if missing:
-        blockers.append(f"the tests import {', '.join(missing)}, which the trusted toolchain lacks")
-    return note, blockers
+        missing = missing_test_imports(tests_dir)
+        if missing:
+            blockers.append(f"the tests import {', '.join(missing)}, which the trusted toolchain lacks")
+        return "pytest", note, blockers
+    unserved = unserved_network(script.read_text(errors="replace"))
+    return "parsed", None, [f"network installs in its grader: {line}" for line in unserved[:3]]
 
 
 def load_terminal_bench_task(task_dir: Path) -> Task:
@@ -138,8 +156,11 @@ def load_terminal_bench_task(task_dir: Path) -> Task:
         raise TaskFormatError(yaml_path, "parser_name", "expected a string")
 
     tests_dir = task_dir / "tests"
-    if not tests_dir.is_dir() or not any(tests_dir.glob("test_*.py")):
-        raise TaskFormatError(tests_dir, None, "missing: expected the tests as tests/test_*.py")
+    run_tests = task_dir / "run-tests.sh"
+    if not run_tests.is_file() and (not tests_dir.is_dir() or not any(tests_dir.glob("test_*.py"))):
+        raise TaskFormatError(tests_dir, None, "missing: expected the tests as tests/test_*.py, or a run-tests.sh that runs them")
+    if not tests_dir.is_dir():
+        raise TaskFormatError(tests_dir, None, "missing: expected a tests/ folder beside run-tests.sh (Terminal-Bench copies it to $TEST_DIR)")
     check_tree(task_dir, tests_dir)
     solution, solution_name = _solution(task_dir)
 
@@ -150,8 +171,7 @@ def load_terminal_bench_task(task_dir: Path) -> Task:
         plan = DockerPlan(dockerfile=None, workdir=DEFAULT_WORKDIR)
         notes.append(f"no Dockerfile: a plain Linux with the workdir {DEFAULT_WORKDIR} is assumed")
     needs_docker = plan.blockers + _compose_blockers(task_dir)
-    run_tests = task_dir / "run-tests.sh"
-    grader_note, grader_blockers = grader_analysis(run_tests if run_tests.is_file() else None, tests_dir, parser)
+    grader_kind, grader_note, grader_blockers = grader_analysis(run_tests if run_tests.is_file() else None, tests_dir, parser)
     if not run_tests.is_file():
         notes.append("no run-tests.sh: the tests run with pytest, as Terminal-Bench does by default")
 
@@ -176,7 +196,14 @@ def load_terminal_bench_task(task_dir: Path) -> Task:
         solution_script=files.solution_script,
         tests_dir=tests_dir,
         source=TaskSource(format=FORMAT, id=task_dir.name, original_category=category, import_cache=files.folder),
-        grader=GraderSpec(kind="pytest", timeout_s=test_timeout, note=grader_note, blockers=tuple(grader_blockers)),
+        grader=GraderSpec(
+            kind=grader_kind,
+            script=run_tests if grader_kind == "parsed" else None,
+            parser=parser if grader_kind == "parsed" else None,
+            timeout_s=test_timeout,
+            note=grader_note,
+            blockers=tuple(grader_blockers),
+        ),
         image=image_spec(plan, needs_docker),
         dropped_steps=tuple(plan.dropped),
         agent_timeout_s=agent_timeout,

@@ -1,0 +1,193 @@
+"""Harbor's task.toml, field by field: each read and checked, those that change a trial honoured or refused by name.
+
+Harbor 1.x tables: ``[task]``, ``[metadata]``, ``[agent]``, ``[verifier]``,
+``[environment]`` (with ``[environment.healthcheck]``), ``[solution]`` and ``[[steps]]``.
+How each field that changes a trial is met here:
+
+=================================  ========================================================
+``environment.workdir``            the task's workdir (else the Dockerfile's WORKDIR, else /app)
+``environment.network_mode``,      recorded as the task's network (``public``, ``no-network``,
+``allow_internet`` (deprecated)    ``allowlist``); the sandbox never has a network, so a
+                                   grader that installs over it is refused by its line
+``agent.user``, ``verifier.user``  honoured when it is the agent's user (unset, ``user``,
+                                   ``agent``, 1000); any other user is refused by name
+``cpus``, ``memory_mb``,           recorded as the task's resources (``Task.resources``);
+``storage_mb``, ``memory``,        limits the backend enforces are its own settings
+``storage``
+``gpus``, ``mcp_servers``,         refused by name (``needs_docker``): bwrap cannot stand in
+``healthcheck``                    for a GPU, an MCP server or a service its image starts
+``verifier.env``, ``solution.env`` the grader's and the reference's variables
+``*.timeout_sec``                  the grader's limit; the agent's is recorded
+``[[steps]]``                      refused by name: one instruction and one grader per task here
+=================================  ========================================================
+
+A field this module does not know is a warning naming it (``Task.notes``), never silence.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ...errors import TaskFormatError
+from ..model import Resources
+from .metadata import number
+
+KNOWN = {
+    "": {"version", "schema_version", "task", "metadata", "verifier", "agent", "environment", "solution", "steps", "source"},
+    "task": {"name", "description", "authors", "keywords"},
+    "verifier": {"timeout_sec", "env", "user", "network_mode", "allowed_hosts", "pass_threshold"},
+    "agent": {"timeout_sec", "user", "network_mode", "allowed_hosts"},
+    "environment": {
+        "build_timeout_sec", "docker_image", "cpus", "memory_mb", "storage_mb", "gpus", "gpu_types", "allow_internet",
+        "network_mode", "allowed_hosts", "mcp_servers", "env", "skills_dir", "healthcheck", "memory", "storage", "workdir",
+    },
+    "solution": {"env"},
+}
+"""The fields read, per table ('' is the top level); ``[metadata]`` is free-form in Harbor."""
+NETWORK_MODES = ("public", "no-network", "allowlist")
+AGENT_USERS = (None, "user", "agent", 1000, "1000")
+
+
+@dataclass
+class HarborConfig:
+    """What task.toml says beyond the metadata, checked."""
+
+    workdir: str | None = None
+    network_mode: str | None = None
+    """'public', 'no-network' or 'allowlist' (from network_mode, else the deprecated allow_internet)."""
+    allow_internet: bool | None = None
+    resources: Resources | None = None
+    verifier_env: dict[str, str] = field(default_factory=dict)
+    solution_env: dict[str, str] = field(default_factory=dict)
+    verifier_timeout: float | None = None
+    agent_timeout: float | None = None
+    threshold: float = 1.0
+    refusals: list[str] = field(default_factory=list)
+    """Why the task cannot run here as its author meant (each names the field)."""
+    image_refusals: list[str] = field(default_factory=list)
+    """Why a bwrap sandbox cannot stand in for its environment (the docker backend may)."""
+    notes: list[str] = field(default_factory=list)
+    """Warnings (unknown fields) and what was recorded rather than enforced."""
+
+
+def _table(path: Path, data: dict, key: str) -> dict:
+    value = data.get(key, {})
+    if not isinstance(value, dict):
+        raise TaskFormatError(path, key, "expected a table")
+    return value
+
+
+def _strings(path: Path, where: str, value) -> dict[str, str]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
+        raise TaskFormatError(path, where, "expected a table of strings")
+    return dict(value)
+
+
+def _size_mb(path: Path, where: str, value) -> int | None:
+    """A size in MiB from an integer or a '2G' / '512M' / '1024K' string (Harbor's deprecated memory/storage)."""
+    if value is None:
+        return None
+    if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+        return value
+    if isinstance(value, str) and value.strip()[:-1].replace(".", "", 1).isdigit() and value.strip()[-1:].upper() in "GMK":
+        amount, unit = float(value.strip()[:-1]), value.strip()[-1].upper()
+        return max(1, int(amount * 1024 if unit == "G" else amount if unit == "M" else amount / 1024))
+    raise TaskFormatError(path, where, "expected a positive number of MiB (or a size like '2G', '512M')")
+
+
+def _network(path: Path, where: str, table: dict) -> str | None:
+    mode = table.get("network_mode")
+    if mode is None:
+        return "allowlist" if table.get("allowed_hosts") else None
+    if mode not in NETWORK_MODES:
+        raise TaskFormatError(path, f"{where}.network_mode", f"expected one of {', '.join(NETWORK_MODES)}")
+    return mode
+
+
+def _unknown(data: dict) -> list[str]:
+    found = [f"warning: unknown field {key!r} in task.toml (not read)" for key in sorted(set(data) - KNOWN[""])]
+    for table, known in KNOWN.items():
+        if table and isinstance(data.get(table), dict):
+            found += [f"warning: unknown field '{table}.{key}' in task.toml (not read)" for key in sorted(set(data[table]) - known)]
+    healthcheck = data.get("environment", {}).get("healthcheck") if isinstance(data.get("environment"), dict) else None
+    if isinstance(healthcheck, dict):
+        known = {"command", "interval_sec", "timeout_sec", "start_period_sec", "start_interval_sec", "retries"}
+        found += [f"warning: unknown field 'environment.healthcheck.{key}' in task.toml (not read)" for key in sorted(set(healthcheck) - known)]
+    return found
+
+
+def read_config(path: Path, data: dict) -> HarborConfig:
+    """The checked configuration of a parsed task.toml; TaskFormatError names the field of a bad value."""
+    verifier, agent = _table(path, data, "verifier"), _table(path, data, "agent")
+    environment, solution = _table(path, data, "environment"), _table(path, data, "solution")
+    config = HarborConfig(notes=_unknown(data))
+    config.verifier_timeout = number(path, "verifier.timeout_sec", verifier.get("timeout_sec"))
+    config.agent_timeout = number(path, "agent.timeout_sec", agent.get("timeout_sec"))
+    config.threshold = number(path, "verifier.pass_threshold", verifier.get("pass_threshold"), 1.0)
+    config.verifier_env = _strings(path, "verifier.env", verifier.get("env"))
+    config.solution_env = _strings(path, "solution.env", solution.get("env"))
+
+    workdir = environment.get("workdir")
+    if workdir is not None:
+        if not isinstance(workdir, str) or not workdir.startswith("/") or workdir.rstrip("/") in ("", "/usr", "/etc", "/bin", "/proc", "/dev", "/sys"):
+            raise TaskFormatError(path, "environment.workdir", "expected an absolute path outside the system folders (say /app or /workspace)")
+        config.workdir = workdir.rstrip("/") or "/"
+
+    allow = environment.get("allow_internet")
+    if allow is not None and not isinstance(allow, bool):
+        raise TaskFormatError(path, "environment.allow_internet", "expected true or false")
+    mode = _network(path, "environment", environment)
+    if mode is None and allow is not None:
+        mode = "public" if allow else "no-network"
+        config.notes.append(f"environment.allow_internet = {str(allow).lower()} (deprecated) read as network_mode = {mode!r}")
+    config.network_mode = mode
+    config.allow_internet = None if mode is None else mode != "no-network"
+    if mode in ("public", "allowlist"):
+        config.notes.append(f"environment.network_mode = {mode!r}: the agent has no network here")
+    for table_name, table in (("agent", agent), ("verifier", verifier)):
+        phase = _network(path, table_name, table)
+        if phase in ("public", "allowlist"):
+            config.notes.append(f"{table_name}.network_mode = {phase!r}: the {table_name} has no network here")
+        user = table.get("user")
+        if user not in AGENT_USERS:
+            config.refusals.append(
+                f"{table_name}.user = {user!r}: the {table_name} runs as the agent's user here (uid 1000), never as another user"
+            )
+
+    cpus = environment.get("cpus")
+    if cpus is not None and (isinstance(cpus, bool) or not isinstance(cpus, (int, float)) or cpus <= 0):
+        raise TaskFormatError(path, "environment.cpus", "expected a positive number")
+    memory = _size_mb(path, "environment.memory_mb", environment.get("memory_mb")) or _size_mb(path, "environment.memory", environment.get("memory"))
+    storage = _size_mb(path, "environment.storage_mb", environment.get("storage_mb")) or _size_mb(path, "environment.storage", environment.get("storage"))
+    if cpus is not None or memory is not None or storage is not None:
+        config.resources = Resources(cpus=float(cpus) if cpus is not None else None, memory_mb=memory, storage_mb=storage)
+
+    gpus = environment.get("gpus", 0)
+    if isinstance(gpus, bool) or not isinstance(gpus, int) or gpus < 0:
+        raise TaskFormatError(path, "environment.gpus", "expected a whole number of GPUs")
+    if gpus:
+        config.image_refusals.append(f"{path}: environment.gpus = {gpus}: the task needs GPUs, which a sandbox here has none of")
+    if environment.get("mcp_servers"):
+        config.image_refusals.append(f"{path}: environment.mcp_servers: the task needs MCP servers beside its container")
+    healthcheck = environment.get("healthcheck")
+    if healthcheck is not None:
+        if not isinstance(healthcheck, dict) or not isinstance(healthcheck.get("command"), str):
+            raise TaskFormatError(path, "environment.healthcheck.command", "expected a shell command")
+        config.image_refusals.append(
+            f"{path}: environment.healthcheck: the task waits for a service its image starts, and bwrap starts none"
+        )
+    if isinstance(environment.get("env"), dict) and environment["env"]:
+        config.refusals.append(
+            f"environment.env ({', '.join(sorted(environment['env']))}): variables resolved from the host for the agent are not passed here"
+        )
+    steps = data.get("steps")
+    if steps is not None:
+        count = len(steps) if isinstance(steps, list) else 1
+        config.refusals.append(
+            f"[[steps]] ({count} steps): a multi-step task, each step with its own instruction and checks, is not run here; "
+            "one instruction and one grader per task"
+        )
+    return config

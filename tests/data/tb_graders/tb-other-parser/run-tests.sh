@@ -1,0 +1,2 @@
+#!/bin/bash
+test -f /app/done.txt && echo "RESOLVED" || echo "UNRESOLVED"

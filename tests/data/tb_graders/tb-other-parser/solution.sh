@@ -1,0 +1,1 @@
+touch /app/done.txt
