@@ -176,6 +176,7 @@ def load_harbor_task(task_dir: Path) -> Task:
         requires=requires_from(solution or "", "\n".join(plan.setup)),
         environment_dir=files.environment_dir,
         setup_script=files.setup_script,
+        setup_timeout_s=config.build_timeout,
         solution_script=files.solution_script,
         tests_dir=tests_dir,
         source=TaskSource(format=FORMAT, id=str(task_table.get("name") or task_dir.name), original_category=category, import_cache=files.folder),

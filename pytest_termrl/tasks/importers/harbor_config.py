@@ -62,6 +62,8 @@ class HarborConfig:
     solution_env: dict[str, str] = field(default_factory=dict)
     verifier_timeout: float | None = None
     agent_timeout: float | None = None
+    build_timeout: float | None = None
+    """``[environment] build_timeout_sec``: the limit of the setup that stands for the image build."""
     threshold: float = 1.0
     refusals: list[str] = field(default_factory=list)
     """Why the task cannot run here as its author meant (each names the field)."""
@@ -126,6 +128,7 @@ def read_config(path: Path, data: dict) -> HarborConfig:
     config = HarborConfig(notes=_unknown(data))
     config.verifier_timeout = number(path, "verifier.timeout_sec", verifier.get("timeout_sec"))
     config.agent_timeout = number(path, "agent.timeout_sec", agent.get("timeout_sec"))
+    config.build_timeout = number(path, "environment.build_timeout_sec", environment.get("build_timeout_sec"))
     config.threshold = number(path, "verifier.pass_threshold", verifier.get("pass_threshold"), 1.0)
     config.verifier_env = _strings(path, "verifier.env", verifier.get("env"))
     config.solution_env = _strings(path, "solution.env", solution.get("env"))
