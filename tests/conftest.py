@@ -135,6 +135,24 @@ def tp(pytester: pytest.Pytester) -> TermrlPytester:
     return TermrlPytester(pytester)
 
 
+# -- imported tasks ---------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def import_cache(tmp_path_factory):
+    """Imports land in a cache of this run's own, never in ~/.cache (a module marks itself with it)."""
+    patch = pytest.MonkeyPatch()
+    patch.setenv("TERMRL_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "termrl-cache"))
+    yield
+    patch.undo()
+
+
+@pytest.fixture(scope="module")
+def harness():
+    """A bwrap harness with the plugin's defaults, shared by a module's episodes."""
+    from pytest_termrl.harness import default_harness
+
+    return default_harness()
+
+
 # -- sandboxes and the backends they run on -------------------------------------------
 CONFORMANCE = "pytest_termrl.sandbox.conformance"
 CONFORMANCE_BACKENDS = ["bwrap", "docker-local", pytest.param("docker-remote", marks=pytest.mark.slow)]

@@ -13,7 +13,6 @@ from pathlib import Path
 import pytest
 
 from conftest import CORE, copy_core_suite
-from pytest_termrl.harness import default_harness
 from pytest_termrl.audit import ACCIDENTS, REFERENCE, Receipt, audit_task, format_summary, load_for_audit, main as audit_main, plan_task, run_accident, summarize
 from pytest_termrl.tasks.importers import load_task_dir
 from pytest_termrl.tasks.suite import LoadedTask
@@ -21,18 +20,9 @@ from pytest_termrl.tasks.suite import LoadedTask
 DATA = Path(__file__).parent / "data" / "imports"
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _cache(tmp_path_factory):
-    """Imports land in a cache of this run's own, never in ~/.cache."""
-    patch = pytest.MonkeyPatch()
-    patch.setenv("TERMRL_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "termrl-cache"))
-    yield
-    patch.undo()
+pytestmark = pytest.mark.usefixtures("import_cache")  # imports land in a cache of this run's own
 
 
-@pytest.fixture(scope="module")
-def harness():
-    return default_harness()
 
 
 @pytest.fixture(scope="module")

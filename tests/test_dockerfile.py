@@ -25,12 +25,7 @@ from pytest_termrl.tasks.suite import LoadedTask
 FIXTURE = Path(__file__).parent / "data" / "dockerfile_rules" / "tb-dockerfile-rules"
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _cache(tmp_path_factory):
-    patch = pytest.MonkeyPatch()
-    patch.setenv("TERMRL_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "termrl-cache"))
-    yield
-    patch.undo()
+pytestmark = pytest.mark.usefixtures("import_cache")  # imports land in a cache of this run's own
 
 
 def _plan(tmp_path: Path, text: str):

@@ -22,7 +22,6 @@ from pytest_termrl.agents.builtin import NoopAgent, ReferenceAgent
 from pytest_termrl.export.__main__ import main as export_main
 from pytest_termrl.export.harbor import export_suite, export_task
 from pytest_termrl.errors import TaskFormatError
-from pytest_termrl.harness import default_harness
 from pytest_termrl.tasks.importers import load_task_dir, offline_status, scan
 from pytest_termrl.tasks.suite import LoadedTask
 
@@ -34,12 +33,7 @@ SAMPLE = (
 )
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _cache(tmp_path_factory):
-    patch = pytest.MonkeyPatch()
-    patch.setenv("TERMRL_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "termrl-cache"))
-    yield
-    patch.undo()
+pytestmark = pytest.mark.usefixtures("import_cache")  # imports land in a cache of this run's own
 
 
 @pytest.fixture(scope="module")
@@ -86,9 +80,6 @@ def test_the_exported_files(exported):
             assert copy.read_bytes() == path.read_bytes()
 
 
-@pytest.fixture(scope="module")
-def harness():
-    return default_harness()
 
 
 @pytest.mark.parametrize("task_id", SAMPLE)

@@ -16,7 +16,6 @@ import pytest
 
 from pytest_termrl.agents.builtin import CommandsAgent, NoopAgent, ReferenceAgent
 from pytest_termrl.errors import TaskFormatError
-from pytest_termrl.harness import default_harness
 from pytest_termrl.tasks.importers import load_task_dir, offline_status
 from pytest_termrl.tasks.model import Resources
 from pytest_termrl.tasks.suite import LoadedTask
@@ -25,17 +24,9 @@ from pytest_termrl.verifier import script_runner
 DATA = Path(__file__).parent / "data" / "harbor_fields"
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _cache(tmp_path_factory):
-    patch = pytest.MonkeyPatch()
-    patch.setenv("TERMRL_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "termrl-cache"))
-    yield
-    patch.undo()
+pytestmark = pytest.mark.usefixtures("import_cache")  # imports land in a cache of this run's own
 
 
-@pytest.fixture(scope="module")
-def harness():
-    return default_harness()
 
 
 def test_the_fields_of_a_task_outside_app_are_read():

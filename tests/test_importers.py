@@ -20,7 +20,6 @@ from pathlib import Path
 import pytest
 
 from pytest_termrl.admission import admit_paths, admit_task, main as admission_main
-from pytest_termrl.harness import default_harness
 from pytest_termrl.sandbox.layout import workdir_alias
 from pytest_termrl.agents.builtin import CommandsAgent, NoopAgent, ReferenceAgent
 from pytest_termrl.errors import SandboxError, TaskFormatError
@@ -40,18 +39,9 @@ DATA = Path(__file__).parent / "data" / "imports"
 RUNNABLE, UNRUNNABLE, MALFORMED = DATA / "runnable", DATA / "unrunnable", DATA / "malformed"
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _cache(tmp_path_factory):
-    """Imports land in a cache of this run's own, never in ~/.cache."""
-    patch = pytest.MonkeyPatch()
-    patch.setenv("TERMRL_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "termrl-cache"))
-    yield
-    patch.undo()
+pytestmark = pytest.mark.usefixtures("import_cache")  # imports land in a cache of this run's own
 
 
-@pytest.fixture(scope="module")
-def harness():
-    return default_harness()
 
 
 def by_id(path: Path) -> dict[str, Task]:

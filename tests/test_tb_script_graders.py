@@ -22,7 +22,6 @@ import pytest
 from pytest_termrl.admission import admit_paths
 from pytest_termrl.agents.builtin import NoopAgent, ReferenceAgent
 from pytest_termrl.freeze import freeze_task
-from pytest_termrl.harness import default_harness
 from pytest_termrl.tasks.importers import load_task_dir, offline_status
 from pytest_termrl.tasks.suite import LoadedTask
 from pytest_termrl.verifier.parsers import PARSERS, NoSummary, parser_problem
@@ -34,18 +33,9 @@ DATA = Path(__file__).parent / "data" / "tb_graders"
 IMPORTS = Path(__file__).parent / "data" / "imports" / "runnable" / "terminal_bench"
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _cache(tmp_path_factory):
-    """Imports land in a cache of this run's own, never in ~/.cache."""
-    patch = pytest.MonkeyPatch()
-    patch.setenv("TERMRL_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "termrl-cache"))
-    yield
-    patch.undo()
+pytestmark = pytest.mark.usefixtures("import_cache")  # imports land in a cache of this run's own
 
 
-@pytest.fixture(scope="module")
-def harness():
-    return default_harness()
 
 
 # -- the pytest parser, on real pytest output ------------------------------------------------------
