@@ -10,21 +10,31 @@ the trusted pytest), an apt package's command must be on the sandbox's PATH.
 
 from __future__ import annotations
 
+import importlib.util
 import re
 import shlex
 import shutil
 from importlib import metadata
+from pathlib import Path
 
 from .scripts import logical_lines, network_need, split_segments
 
-SANDBOX_PATH = "/usr/local/bin:/usr/bin:/bin"
-_TRUSTED = {"pytest", "py.test"}
-_APT_COMMANDS = {
-    "python3": "python3", "python3-pip": "python3", "python-is-python3": "python3", "build-essential": "gcc",
-    "coreutils": "ls", "procps": "ps", "findutils": "find", "git-core": "git", "xz-utils": "xz", "golang": "go",
-    "golang-go": "go", "default-jdk": "javac", "openjdk-17-jdk": "javac", "nodejs": "node", "gawk": "awk",
-}
-_APT_ALWAYS = {"ca-certificates", "locales", "tzdata", "apt-utils", "lsb-release", "gnupg", "tmux", "asciinema"}
+
+def _standins():
+    """verifier/standins.py itself, loaded by path (it runs inside the sandbox, standard library only), so
+    that the importer applies the very tables the stand-ins use and the two never drift apart."""
+    path = Path(__file__).resolve().parents[2] / "verifier" / "standins.py"
+    spec = importlib.util.spec_from_file_location("_termrl_standins_tables", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+_TABLES = _standins()
+SANDBOX_PATH = _TABLES.REAL_PATH
+_TRUSTED = set(_TABLES.TRUSTED_TOOLS)
+_APT_COMMANDS = dict(_TABLES.APT_COMMANDS)
+_APT_ALWAYS = set(_TABLES.APT_ALWAYS)
 _UV_INSTALLER = re.compile(r"https?://(?:astral\.sh/uv/|github\.com/astral-sh/uv/releases/)\S*install\.sh")
 _TAKES_VALUE = {"-p", "--python", "-i", "--index-url", "--extra-index-url", "--from", "--cache-dir", "--directory", "--project"}
 
