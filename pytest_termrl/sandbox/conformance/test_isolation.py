@@ -210,5 +210,5 @@ def test_setup_script_runs_as_the_agent_byte_for_byte(make_sandbox, tmp_path):
     assert (sandbox.home / "who.txt").read_text() == "1000\n"
     # A failing setup is the task's error, naming the script and showing its output.
     script.write_text("echo broken-setup; exit 3\n")
-    with pytest.raises(SandboxError, match=r"setup\.sh failed \(exit 3\).*broken-setup"):
+    with pytest.raises(SandboxError, match=r"setup failed: .*setup\.sh exited with code 3; the last lines of its output:\n  \| broken-setup"):
         make_sandbox("setup-fails").prepare(task)
