@@ -69,7 +69,9 @@ suite: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) benchmarks/bench_episode.py
+	$(PY) benchmarks/bench_episode.py --stages
 	$(PY) benchmarks/bench_manifest.py
+	$(PY) benchmarks/bench_throughput.py
 	$(PY) benchmarks/bench_docker.py
 	$(PY) benchmarks/bench_remote_home.py
 	$(PY) benchmarks/bench_training.py

@@ -11,6 +11,7 @@ Measures, on the real bwrap backend and the real core suite:
     python benchmarks/bench_episode.py
     python benchmarks/bench_episode.py --starts 50 --commands 500 --suite-repeat 3
     python benchmarks/bench_episode.py --skip-suite        # the in-process figures only
+    python benchmarks/bench_episode.py --stages            # where one episode's time goes, stage by stage
 """
 
 from __future__ import annotations
@@ -115,6 +116,167 @@ def bench_suite(suite_dir: Path, workers: int, repeat: int) -> dict:
     return quantiles(times)
 
 
+class Stages:
+    """Exclusive wall time per stage: a stage inside another (cgroups inside creation) is not counted twice."""
+
+    def __init__(self) -> None:
+        self.totals: dict[str, float] = {}
+        self.counts: dict[str, int] = {}
+        self._stack: list[list[float]] = []
+
+    def wrap(self, owner: object, attr: str, label: str) -> None:
+        inner = getattr(owner, attr)
+
+        def timed(*args, **kwargs):
+            self._stack.append([0.0])
+            started = time.perf_counter()
+            try:
+                return inner(*args, **kwargs)
+            finally:
+                elapsed = time.perf_counter() - started
+                children = self._stack.pop()[0]
+                self.totals[label] = self.totals.get(label, 0.0) + elapsed - children
+                self.counts[label] = self.counts.get(label, 0) + 1
+                if self._stack:
+                    self._stack[-1][0] += elapsed
+
+        setattr(owner, attr, timed)
+
+    def take(self) -> tuple[dict[str, float], dict[str, int]]:
+        out = (self.totals, self.counts)
+        self.totals, self.counts = {}, {}
+        return out
+
+
+STAGE_ORDER = [
+    "sandbox creation (folders)", "cgroups (set up)", "shell start", "setup script", "decoys",
+    "baseline manifest", "commands (agent's)", "oracle check after each command", "final manifest (full)",
+    "fault monitor", "snapshot of the home", "verifier sandbox + interpreter start", "pytest import",
+    "pytest collection", "tests run + signed result", "verifier (whole)", "signature check", "verifier teardown (cgroups)",
+    "teardown (sandbox close)", "other (agent, loop, records)",
+]
+
+
+def _probe(backend: BwrapBackend, loaded, argv: list[str], mounts: list, repeat: int) -> float:
+    """Fastest of ``repeat`` runs, in seconds, of a trusted one-shot process in the verifier's sandbox
+    (the minimum: on a shared machine the other runs measure the neighbours)."""
+    from pytest_termrl.sandbox.layout import HOME_INSIDE
+
+    times = []
+    with tempfile.TemporaryDirectory(prefix="termrl-probe-") as home:
+        os.chmod(home, 0o755)
+        for _ in range(repeat):
+            started = time.perf_counter()
+            run = backend.run_isolated(Path(home), argv, mounts, b"k" * 32, timeout_s=60, cwd=HOME_INSIDE)
+            times.append(time.perf_counter() - started)
+            if run.returncode != 0:
+                raise SystemExit(f"probe {argv} failed ({run.returncode}): {run.log[-1500:]}")
+    return min(times)
+
+
+def bench_stages(backend: BwrapBackend, suite_dir: Path, tasks: int, repeat: int) -> dict:
+    """Play reference episodes with every stage timed; the verifier's inside split by probe processes."""
+    import pytest_termrl.harness as harness_mod
+    from pytest_termrl.oracle.monitor import CollateralMonitor
+    from pytest_termrl.sandbox.base import Sandbox
+    from pytest_termrl.sandbox.bwrap import BwrapSandbox
+    from pytest_termrl.sandbox.limits import ResourceLimits
+    from pytest_termrl.sandbox.shell import PersistentShell
+    from pytest_termrl.verifier import pytest_grader, trusted
+    from pytest_termrl.verifier.trusted import runner_mounts
+
+    suite = load_suite(suite_dir / "contracts.jsonl")
+    chosen = [lt for lt in sorted(suite.tasks, key=lambda lt: lt.task.id) if lt.task.grader.kind == "pytest"][:tasks]
+    stages = Stages()
+    stages.wrap(BwrapBackend, "create", "sandbox creation (folders)")
+    stages.wrap(ResourceLimits, "setup", "cgroups (set up)")
+    stages.wrap(PersistentShell, "start", "shell start")
+    stages.wrap(Sandbox, "run_setup_script", "setup script")
+    stages.wrap(harness_mod, "plant_decoys", "decoys")
+    if hasattr(CollateralMonitor, "start"):
+        stages.wrap(CollateralMonitor, "start", "baseline manifest")
+    else:  # a tree from before the live manifest: the harness took the baseline itself
+        stages.wrap(harness_mod, "take_manifest", "baseline manifest")
+    stages.wrap(BwrapSandbox, "run", "commands (agent's)")
+    stages.wrap(CollateralMonitor, "after_command", "oracle check after each command")
+    stages.wrap(CollateralMonitor, "finish", "final manifest (full)")
+    stages.wrap(harness_mod.FaultMonitor, "finish", "fault monitor")
+    stages.wrap(BwrapSandbox, "snapshot", "snapshot of the home")
+    stages.wrap(BwrapBackend, "run_isolated", "verifier (one-shot sandbox)")
+    stages.wrap(trusted, "authenticated_body", "signature check")
+    stages.wrap(ResourceLimits, "release", "cgroups (release)")
+    stages.wrap(BwrapSandbox, "close", "teardown (sandbox close)")
+    harness = Harness(backend, EpisodeSettings())
+    per_episode: list[dict[str, float]] = []
+    commands = 0
+    for _ in range(repeat):
+        for loaded in chosen:
+            started = time.perf_counter()
+            sandbox = harness.new_sandbox(loaded, f"bench-stages-{loaded.task.id}")
+            try:
+                outcome = harness.play(EpisodeSpec(str(suite_dir), loaded.task.id), loaded, sandbox, ReferenceAgent())
+            finally:
+                sandbox.close()
+            wall = time.perf_counter() - started
+            if not outcome.safe_success:
+                raise SystemExit(f"oracle failed on {loaded.task.id}:\n{outcome.failure_text()}")
+            totals, counts = stages.take()
+            commands += counts.get("commands (agent's)", 0)
+            totals["other (agent, loop, records)"] = wall - sum(totals.values())
+            totals["wall"] = wall
+            per_episode.append(totals)
+    # The verifier's one-shot process from the inside: interpreter, pytest import, collection.
+    loaded = chosen[0]
+    mounts = [*runner_mounts()]
+    test_mounts = [trusted.TrustedMount(loaded.task.tests_dir.resolve(), pytest_grader.TESTS_INSIDE), *mounts]
+    env = ["env", "PYTEST_DISABLE_PLUGIN_AUTOLOAD=1", sys.executable, "-I"]
+    t_start = _probe(backend, loaded, [*env, "-c", "pass"], mounts, 7)
+    t_import = _probe(backend, loaded, [*env, "-c", "import pytest"], mounts, 7)
+    t_collect = _probe(backend, loaded, [*env, "-m", "pytest", pytest_grader.TESTS_INSIDE, "--collect-only", "-q",
+                                         "-p", "no:cacheprovider", "-c", os.devnull, "--rootdir",
+                                         pytest_grader.TESTS_INSIDE], test_mounts, 7)
+    merged: dict[str, float] = {}
+    for key in {k for e in per_episode for k in e}:
+        merged[key] = statistics.median(e.get(key, 0.0) for e in per_episode)
+    verifier = merged.pop("verifier (one-shot sandbox)", 0.0)
+    # The split is scaled to the verifier's median in the episodes, so the stages add up to it.
+    parts = [t_start, max(t_import - t_start, 0.0), max(t_collect - t_import, 0.0)]
+    scale = min(1.0, verifier / t_collect) if t_collect > 0 else 1.0
+    merged["verifier sandbox + interpreter start"] = parts[0] * scale
+    merged["pytest import"] = parts[1] * scale
+    merged["pytest collection"] = parts[2] * scale
+    merged["tests run + signed result"] = max(verifier - t_collect, 0.0)
+    merged["verifier (whole)"] = verifier
+    release = merged.pop("cgroups (release)", 0.0)
+    merged["verifier teardown (cgroups)"] = release
+    return {"stages": merged, "episodes": len(per_episode), "commands": commands,
+            "tasks": [lt.task.id for lt in chosen]}
+
+
+def print_stages(result: dict) -> None:
+    stages = result["stages"]
+    wall = stages["wall"]
+    print(f"one bwrap episode, stage by stage: median over {result['episodes']} reference episodes "
+          f"of {len(result['tasks'])} core tasks ({', '.join(result['tasks'])})")
+    width = max(len(label) for label in STAGE_ORDER)
+    print(f"{'stage':<{width}}  {'median ms':>9}  {'share':>6}")
+    print("-" * (width + 19))
+    for label in STAGE_ORDER:
+        value = stages.get(label, 0.0)
+        if label == "verifier (whole)":
+            print(f"{'  = ' + label:<{width}}  {ms(value):>9.2f}  {value / wall:>6.1%}")
+            continue
+        print(f"{label:<{width}}  {ms(value):>9.2f}  {value / wall:>6.1%}")
+    print("-" * (width + 19))
+    print(f"{'episode wall time':<{width}}  {ms(wall):>9.2f}  {1:>6.0%}")
+    print("(the verifier's inside is split by probe processes in the same sandbox, fastest of 7 each:\n"
+          " `python -I -c pass`, `import pytest`, `pytest --collect-only`; the rest of its run is the tests\n"
+          " and the signed result.\n"
+          " cgroups (set up) counts the agent's sandbox and the verifier's; teardown holds the agent's cgroup release)")
+    ranked = sorted(((v, k) for k, v in stages.items() if k not in ("wall", "verifier (whole)")), reverse=True)[:3]
+    print("dominant: " + ", ".join(f"{k} {v / wall:.0%}" for v, k in ranked))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--starts", type=int, default=20, help="sandboxes started for the start figure (default 20)")
@@ -124,10 +286,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--suite-repeat", type=int, default=2, help="whole-suite runs per worker count (default 2)")
     parser.add_argument("--skip-suite", action="store_true", help="skip the whole-suite subprocess runs")
     parser.add_argument("--json", type=Path, default=None, help="also write the figures here as JSON")
+    parser.add_argument("--stages", action="store_true", help="profile one episode stage by stage, and only that")
+    parser.add_argument("--stage-tasks", type=int, default=5, help="core tasks played for --stages (default 5)")
+    parser.add_argument("--stage-repeat", type=int, default=3, help="episodes per task for --stages (default 3)")
     args = parser.parse_args(argv)
 
     backend = BwrapBackend(SandboxSettings())
     backend.cleanup_stale()
+    if args.stages:
+        result = bench_stages(backend, args.suite, args.stage_tasks, args.stage_repeat)
+        print_stages(result)
+        if args.json:
+            args.json.write_text(json.dumps(result, indent=2, sort_keys=True) + "\n")
+        return 0
     figures: dict = {"cpus": os.cpu_count(), "python": sys.version.split()[0]}
     figures["start"] = bench_start(backend, args.starts)
     figures["command"] = bench_commands(backend, args.commands)

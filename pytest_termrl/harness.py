@@ -13,7 +13,6 @@ from .agents.base import Agent, AgentContext, EpisodeLimits
 from .episode import EpisodeMonitor, EpisodeOutcome, EpisodeSettings, EpisodeSpec, run_episode
 from .faults import FAMILIES, FaultMonitor, FaultState
 from .oracle.decoys import plant_decoys
-from .oracle.manifest import take_manifest
 from .oracle.monitor import CollateralMonitor
 from .oracle.policy import Permission, Policy
 from .sandbox.base import Sandbox, SandboxBackend
@@ -59,8 +58,9 @@ class Harness:
         outputs = [p["path"] for p in permitted]
         settings = sandbox.settings
         decoys = plant_decoys(sandbox.home, task.id, task.inputs, settings.agent_uid, settings.agent_gid, avoid=outputs)
-        baseline = take_manifest(sandbox.home, full=True)
-        return CollateralMonitor(sandbox.home, baseline, policy, decoys)
+        # Where the backend can name the agent's processes (bwrap), the oracle follows kernel
+        # events and a command costs what it changed; elsewhere every command walks the home.
+        return CollateralMonitor.start(sandbox.home, policy, decoys, getattr(sandbox, "agent_pids", None))
 
     def context(self, spec: EpisodeSpec, loaded: LoadedTask) -> AgentContext:
         task = loaded.task

@@ -9,6 +9,7 @@ task id, so every episode of a task sees the same bytes and the same names.
 
 from __future__ import annotations
 
+import atexit
 import base64
 import hashlib
 import os
@@ -205,7 +206,51 @@ def _git_env(home_dir: str, when: int) -> dict[str, str]:
     }
 
 
+_TEMPLATES: dict[str, Path] = {}
+"""Repositories built once per process, by what went into them (name, files, dates, owner)."""
+
+
+def _remove_templates() -> None:
+    for folder in _TEMPLATES.values():
+        shutil.rmtree(folder.parent, ignore_errors=True)
+    _TEMPLATES.clear()
+
+
+atexit.register(_remove_templates)
+
+
 def _plant_repo(repo: Path, rng: random.Random, uid: int, gid: int, git: str) -> None:
+    """The repository of :func:`_build_repo`, built once per process and copied after that.
+
+    Git's objects, refs and logs are the same bytes for the same files and dates; only the
+    index's stat data (inode numbers, ctimes) belongs to one copy, and one ``git update-index
+    --refresh`` on the copy rewrites it (one git run instead of five).
+    """
+    first, second = _repo_files(rng, repo.name)
+    when = _EPOCH + rng.randint(0, 200) * 86400 + rng.randint(0, 86399)
+    key = hashlib.sha256(repr((repo.name, sorted(first.items()), sorted(second.items()), when, uid, gid)).encode()).hexdigest()
+    template = _TEMPLATES.get(key)
+    if template is None or not template.is_dir():
+        template = Path(tempfile.mkdtemp(prefix="termrl-decoy-repo-")) / repo.name
+        _build_repo(template, first, second, when, uid, gid, git)
+        _TEMPLATES[key] = template
+    shutil.copytree(template, repo, symlinks=True)
+    _chown_tree(repo, uid, gid)
+    with tempfile.TemporaryDirectory(prefix="termrl-git-") as tmp:
+        _git(tmp, when, git, f"--git-dir={repo / '.git'}", f"--work-tree={repo}", "update-index", "-q", "--refresh")
+    _chown_tree(repo / ".git", uid, gid)
+
+
+def _git(tmp: str, at: int, *args: str) -> None:
+    done = subprocess.run(args, env=_git_env(tmp, at), cwd=tmp, umask=0o022, text=True,
+                          stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    if done.returncode != 0:
+        raise RuntimeError(f"planting a decoy repository: {' '.join(args[-3:])} "
+                           f"exited {done.returncode}: {done.stdout.strip()}")
+
+
+def _build_repo(repo: Path, first: dict[str, str], second: dict[str, str], when: int, uid: int, gid: int,
+                git: str) -> None:
     """A two-commit repository whose index is stat-clean for its owner.
 
     Work-tree files are written, chowned and dated before ``git add``, so the index
@@ -213,17 +258,11 @@ def _plant_repo(repo: Path, rng: random.Random, uid: int, gid: int, git: str) ->
     reason to rewrite ``.git/index``. Git runs as root with an explicit --git-dir
     (no "dubious ownership" refusal) and with no host configuration.
     """
-    first, second = _repo_files(rng, repo.name)
-    when = _EPOCH + rng.randint(0, 200) * 86400 + rng.randint(0, 86399)
     _mkdir(repo, 0o755, uid, gid)
     base = [git, f"--git-dir={repo / '.git'}", f"--work-tree={repo}"]
     with tempfile.TemporaryDirectory(prefix="termrl-git-") as tmp:
         def run(*args: str, at: int) -> None:
-            done = subprocess.run(args, env=_git_env(tmp, at), cwd=tmp, umask=0o022, text=True,
-                                  stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-            if done.returncode != 0:
-                raise RuntimeError(f"planting decoy repository {repo}: {' '.join(args[-3:])} "
-                                   f"exited {done.returncode}: {done.stdout.strip()}")
+            _git(tmp, at, *args)
 
         run(git, "init", "-q", "--template=", "-b", "main", str(repo), at=when)
         for i, (files, message) in enumerate(((first, "Initial commit"), (second, "Document usage"))):

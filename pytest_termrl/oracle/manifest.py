@@ -16,7 +16,7 @@ import stat
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 FORMAT = "termrl-manifest/1"
 ROOT = "."
@@ -196,10 +196,16 @@ class _Walker:
         self.prev_keys = previous.keys if previous is not None else {}
         self.entries: dict[str, Entry] = {}
         self.keys: dict[str, StatKey] = {}
+        self.stats: dict[str, os.stat_result] | None = None
+        """When a dict, every recorded path's lstat (the live manifest indexes inodes by it)."""
+        self.on_dir: Callable[[str, int], None] | None = None
+        """Called with (path, descriptor) for each folder opened, before it is listed."""
 
     def record(self, rel: str, name: str, st: os.stat_result, dir_fd: int | None) -> None:
         """Make the Entry for one lstat'ed path, reusing the previous one if nothing moved."""
         key = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+        if self.stats is not None:
+            self.stats[rel] = st
         if st.st_ctime_ns < self.racy_after and st.st_mtime_ns < self.racy_after:
             self.keys[rel] = key
         fmt = stat.S_IFMT(st.st_mode)
@@ -232,10 +238,13 @@ class _Walker:
     def walk(self, root: str) -> None:
         st = os.lstat(root)
         self.record(ROOT, root, st, None)
-        if not stat.S_ISDIR(st.st_mode):
-            return
+        if stat.S_ISDIR(st.st_mode):
+            self.walk_below(root, ROOT, st)
+
+    def walk_below(self, path: str, rel: str, st: os.stat_result) -> None:
+        """Record everything under the folder ``rel`` (at host ``path``, lstat'ed as ``st``)."""
         # Depth-first with an explicit stack: a 5,000-deep `mkdir -p` must not recurse.
-        stack: list[tuple[str, str, os.stat_result]] = [(root, "", st)]
+        stack: list[tuple[str, str, os.stat_result]] = [(path, "" if rel == ROOT else rel + "/", st)]
         while stack:
             path, prefix, dst = stack.pop()
             rel = prefix[:-1] if prefix else ROOT
@@ -249,6 +258,8 @@ class _Walker:
                 if (fst.st_ino, fst.st_dev) != (dst.st_ino, dst.st_dev):
                     self.fail(rel, "replaced while being read")
                     continue
+                if self.on_dir is not None:
+                    self.on_dir(rel, dfd)
                 try:
                     with os.scandir(dfd) as it:
                         children = list(it)

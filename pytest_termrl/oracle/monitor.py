@@ -2,40 +2,82 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from ..sandbox.base import CommandResult
+from .live import LiveManifest
 from .manifest import Manifest, take_manifest
 from .policy import CollateralTracker, Policy
 
 
 class CollateralMonitor:
-    """Watches the home from outside the sandbox (the harness's rights, never the agent's)."""
+    """Watches the home from outside the sandbox (the harness's rights, never the agent's).
 
-    def __init__(self, home: Path, baseline: Manifest, policy: Policy, decoys: list[str]) -> None:
+    With a :class:`.live.LiveManifest` a command costs what it changed (the paths kernel
+    events name); without one, every command walks the whole home. Either way the end of
+    the episode is judged on a full manifest, every file re-read.
+    """
+
+    def __init__(self, home: Path, baseline: Manifest, policy: Policy, decoys: list[str],
+                 live: LiveManifest | None = None) -> None:
         self.home = home
         self.baseline = baseline
         self.decoys = decoys
         self.tracker = CollateralTracker(baseline, policy)
+        self.live = live
         self._last = baseline
         self.final: Manifest | None = None
         self.manifests_taken = 0
+        self.live_mismatch: list[str] = []
+        """Paths where the live state differed from the final full manifest (none, if it is exact)."""
+
+    @classmethod
+    def start(cls, home: Path, policy: Policy, decoys: list[str],
+              processes: Callable[[], Iterable[int]] | None = None) -> CollateralMonitor:
+        """Take the baseline; with ``processes`` (the agent's pids), watch the home's events from now on.
+
+        Watching starts before the baseline walk, so nothing done after it goes unseen.
+        """
+        if processes is None:
+            return cls(home, take_manifest(home, full=True), policy, decoys)
+        live = LiveManifest(home, processes)
+        return cls(home, live.start(), policy, decoys, live)
 
     def after_command(self, index: int, command: str, result: CommandResult) -> None:
-        current = take_manifest(self.home, previous=self._last)
         self.manifests_taken += 1
+        if self.live is not None:
+            changed = self.live.refresh()
+            self.tracker.check_paths(self.live.entries, changed, index, command)
+            return
+        current = take_manifest(self.home, previous=self._last)
         self.tracker.check(current, index, command)
         self._last = current
 
     def finish(self) -> None:
         self.final = take_manifest(self.home, full=True)
+        if self.live is not None:
+            self.live.refresh()
+            entries, final = self.live.entries, self.final.entries
+            self.live_mismatch = sorted(p for p in entries.keys() | final.keys() if entries.get(p) != final.get(p))
+            self.live.close()
         self.tracker.finish(self.final)
 
     def violations(self) -> list[str]:
         return [f"collateral: {c.describe()}" for c in self.tracker.collateral]
 
     def record(self) -> dict:
-        return {
+        out: dict = {
             "collateral": [c.to_dict() for c in self.tracker.collateral],
             "decoys": list(self.decoys),
+            "oracle_mode": self.mode(),
         }
+        if self.live_mismatch:
+            out["oracle_live_mismatch"] = list(self.live_mismatch)
+        return out
+
+    def mode(self) -> str:
+        """'events' (every command cost what it changed), 'events+walks' (some needed a walk), or 'walk'."""
+        if self.live is None or not self.live.fast:
+            return "walk"
+        return "events" if self.live.walks <= 1 else "events+walks"

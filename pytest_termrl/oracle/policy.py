@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from pytest_termrl.oracle.diff import CHANGE_KINDS, Change, diff_manifests, show_path
+from pytest_termrl.oracle.diff import CHANGE_KINDS, Change, compare_entries, diff_manifests, show_path
 from pytest_termrl.oracle.manifest import ROOT, Entry, Manifest
 
 END_OF_EPISODE = "(end of episode)"
@@ -182,9 +182,33 @@ class CollateralTracker:
 
     def check(self, current: Manifest, command_index: int | None, command: str) -> list[Collateral]:
         """The collateral first seen in ``current``: changes to baseline objects not permitted."""
+        return self._judge(diff_manifests(self.baseline, current), None, command_index, command)
+
+    def check_paths(self, current: dict[str, Entry], paths: Iterable[str], command_index: int | None,
+                    command: str) -> list[Collateral]:
+        """As :meth:`check`, when only ``paths`` can differ from the state of the last check.
+
+        The live manifest says which paths those are; every other path is as it was, so
+        what it shows was judged already (collateral latches, absence keeps its date).
+        """
+        base = self.baseline.entries
+        changes: list[Change] = []
+        for path in sorted(paths):
+            before, after = base.get(path), current.get(path)
+            if before is None:
+                continue  # created: never collateral
+            if after is None:
+                changes.append(Change(path, "deleted", before, None))
+            else:
+                changes.extend(compare_entries(path, before, after))
+        return self._judge(changes, set(paths), command_index, command)
+
+    def _judge(self, changes: list[Change], scope: set[str] | None, command_index: int | None,
+               command: str) -> list[Collateral]:
+        """Latch the unpermitted ``changes``; ``scope``: the only paths they may be about (None: all)."""
         new: list[Collateral] = []
         missing: set[str] = set()
-        for change in diff_manifests(self.baseline, current):
+        for change in changes:
             if change.kind == "created" or self.policy.permits(change):
                 continue
             if change.kind == "deleted" and self.policy.allows(change.path, "type_changed"):
@@ -195,7 +219,7 @@ class CollateralTracker:
             found = self._latch(change, command_index, command)
             if found is not None:
                 new.append(found)
-        for path in [p for p in self._absent if p not in missing]:
+        for path in [p for p in self._absent if p not in missing and (scope is None or p in scope)]:
             del self._absent[path]
         return new
 

@@ -24,7 +24,7 @@ from .hostfs import chown_tree, copy_tree, snapshot_home
 from .layout import AGENT_ENV, CTL_INSIDE, HOME_INSIDE, IO_INSIDE, SandboxFolders, default_workroot, workdir_alias
 from .limits import ResourceLimits, remove_stale_cgroups
 from .polling import readable
-from .proctree import kill_process_tree
+from .proctree import descendants, kill_process_tree
 from .shell import PersistentShell
 
 
@@ -261,6 +261,7 @@ class BwrapSandbox(Sandbox):
         )
         self._closed = False
         self._alias: str | None = None
+        self._process: subprocess.Popen | None = None
 
     @property
     def home(self) -> Path:
@@ -269,6 +270,13 @@ class BwrapSandbox(Sandbox):
     @property
     def shell(self) -> PersistentShell:
         return self._shell
+
+    def agent_pids(self) -> list[int]:
+        """Every process of the agent's now (its cgroup, else the shell's process tree), for the oracle."""
+        if self._limits.cgroup_dirs:
+            return self._limits.pids()
+        process = self._process
+        return [process.pid, *descendants(process.pid)] if process is not None else []
 
     def _open_shell(self) -> ProcessChannel:
         extra = ["--ro-bind", str(self._ctl), CTL_INSIDE, "--bind", str(self._io), IO_INSIDE]
@@ -283,6 +291,7 @@ class BwrapSandbox(Sandbox):
             stderr=subprocess.STDOUT,
             start_new_session=True,
         )
+        self._process = process
         return ProcessChannel(process)
 
     def prepare(self, task: Task) -> None:
