@@ -26,6 +26,7 @@ import time
 from pathlib import Path
 
 from pytest_termrl.report.html import read_runs, write_html
+from pytest_termrl.report.readme import html_report_table
 
 REPO = Path(__file__).resolve().parents[1]
 DEMO_TASKS = ("archive_manifest_targz", "backup_listed_files", "batch_rename_photos", "checksum_verify", "config_ini_update",
@@ -153,18 +154,6 @@ def report_figures(name: str, log: Path, out: Path) -> dict:
     return figures
 
 
-def markdown_table(results: dict) -> str:
-    """The README's table of the report's size and speed, from the JSON this script writes."""
-    lines = ["| report | episodes | file | first contentful paint | list of all episodes drawn | one transcript opened | JS heap |",
-             "|---|---:|---:|---:|---:|---:|---:|"]
-    for row in results["reports"]:
-        size = f"{row['size_mb']:.2f} MB" + (f" ({row['size_mb'] / row['log_mb']:.2f} × its {row['log_mb']:.0f} MB log)"
-                                             if row["episodes"] >= 1000 else "")
-        lines.append(f"| {row['label']} | {row['episodes']:,} | {size} | {row['fcp_ms']:.0f} ms | {row['list_ms']:.0f} ms | "
-                     f"{row['open_ms']:.0f} ms | {row['heap_mb'] or 0:.1f} MB |")
-    return "\n".join(lines)
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--episodes", type=int, default=10_000, help="synthetic episodes (default 10,000)")
@@ -174,7 +163,7 @@ def main() -> int:
     parser.add_argument("--table", type=Path, metavar="JSON", help="only print the Markdown table of a JSON file this script wrote")
     args = parser.parse_args()
     if args.table:
-        print(markdown_table(json.loads(args.table.read_text())))
+        print(html_report_table(json.loads(args.table.read_text())), end="")
         return 0
     with tempfile.TemporaryDirectory(prefix="bench-report-") as scratch:
         folder = args.keep or Path(scratch)

@@ -1,0 +1,145 @@
+"""The README's measured tables, written from the files in results/ so prose and measurement cannot drift.
+
+python -m pytest_termrl.report.readme [README.md] [--results results] [--check]
+
+A table lives in the README between ``<!-- results:NAME -->`` and ``<!-- /results:NAME -->``;
+NAME picks a renderer below, each reading its JSON files from results/ (written by
+``make results``). Without ``--check`` the blocks are rewritten in place; with it nothing is
+written, and the exit status is 1 when a block differs from what its files say (a test runs
+this on the repository's README).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Callable
+
+from .summary import format_table
+
+BLOCK = re.compile(r"(<!-- results:(?P<name>[a-z_]+) -->\n)(?P<body>.*?)(<!-- /results:(?P=name) -->)", re.S)
+
+
+class ResultsError(Exception):
+    """A block names a renderer or a results file that is not there, or a file of the wrong shape."""
+
+
+def _load(results: Path, name: str):
+    path = results / name
+    try:
+        return json.loads(path.read_text())
+    except FileNotFoundError:
+        raise ResultsError(f"{path}: missing (make results writes it)") from None
+    except (OSError, ValueError) as exc:
+        raise ResultsError(f"{path}: not readable as JSON ({exc})") from None
+
+
+def demo_block(results: Path) -> str:
+    """make demo's three arms, as the terminal prints them."""
+    return "```\n" + "\n".join(format_table(_load(results, "demo.json"))) + "\n```\n"
+
+
+def html_report_table(data: dict) -> str:
+    """The HTML report's size and speed, measured in the browser, from what benchmarks/bench_report.py writes."""
+    lines = ["| report | episodes | file | first contentful paint | list of all episodes drawn | one transcript opened | JS heap |",
+             "|---|---:|---:|---:|---:|---:|---:|"]
+    for row in data["reports"]:
+        size = f"{row['size_mb']:.2f} MB" + (f" ({row['size_mb'] / row['log_mb']:.2f} × its {row['log_mb']:.0f} MB log)"
+                                             if row["episodes"] >= 1000 else "")
+        lines.append(f"| {row['label']} | {row['episodes']:,} | {size} | {row['fcp_ms']:.0f} ms | {row['list_ms']:.0f} ms | "
+                     f"{row['open_ms']:.0f} ms | {row['heap_mb'] or 0:.1f} MB |")
+    return "\n".join(lines) + "\n"
+
+
+def html_report_block(results: Path) -> str:
+    return html_report_table(_load(results, "html_report.json"))
+
+
+AUDITS = (("the 14 hand-written core tasks", "audit_core.json"), ("the imported fixtures (tests/data/imports)", "audit_imports.json"))
+"""The grader audits behind the README's table: (what was audited, the summary file python -m pytest_termrl.audit wrote)."""
+
+
+def audit_block(results: Path) -> str:
+    """The grader audit: per suite, the accidents applied, forgiven by the hidden tests, caught by the oracle."""
+    lines = ["| audited | tasks | accidents applied | forgiven by the hidden tests | caught by the oracle | missed by both |",
+             "|---|---:|---:|---:|---:|---:|"]
+    for label, name in AUDITS:
+        summary = _load(results, name)
+        totals = summary["totals"]
+        lines.append(f"| {label} | {len(summary['tasks'])} | {totals['applied']} | {totals['forgiven']} | "
+                     f"{totals['caught']} | {totals['missed']} |")
+    return "\n".join(lines) + "\n"
+
+
+def admission_block(results: Path) -> str:
+    """Admission of imported tasks, by format and grader kind."""
+    rows = _load(results, "admission.json")  # the rows python -m pytest_termrl.admission --json writes
+    seen: Counter = Counter()
+    admitted: Counter = Counter()
+    for row in rows:
+        grader = row.get("grader") or "?"
+        if row.get("parser"):
+            grader += f":{row['parser']}"
+        key = (row.get("format") or "?", grader)
+        seen[key] += 1
+        admitted[key] += bool(row.get("admitted"))
+    lines = ["| format | grader | tasks | admitted |", "|---|---|---:|---:|"]
+    for key in sorted(seen):
+        lines.append(f"| {key[0]} | {key[1]} | {seen[key]} | {admitted[key]} |")
+    lines.append(f"| all | | {sum(seen.values())} | {sum(admitted.values())} |")
+    return "\n".join(lines) + "\n"
+
+
+RENDERERS: dict[str, Callable[[Path], str]] = {
+    "demo": demo_block,
+    "html_report": html_report_block,
+    "audit": audit_block,
+    "admission": admission_block,
+}
+
+
+def render(text: str, results: Path) -> tuple[str, list[str]]:
+    """(the text with every block rewritten, the names of the blocks that changed)."""
+    changed: list[str] = []
+
+    def fill(match: re.Match) -> str:
+        name = match.group("name")
+        if name not in RENDERERS:
+            raise ResultsError(f"no renderer for <!-- results:{name} -->; known: {', '.join(sorted(RENDERERS))}")
+        body = RENDERERS[name](results)
+        if body != match.group("body"):
+            changed.append(name)
+        return match.group(1) + body + match.group(4)
+
+    return BLOCK.sub(fill, text), changed
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m pytest_termrl.report.readme", description=__doc__.splitlines()[0])
+    parser.add_argument("readme", nargs="?", type=Path, default=Path("README.md"))
+    parser.add_argument("--results", type=Path, default=None, help="the results folder (default: results/ beside the README)")
+    parser.add_argument("--check", action="store_true", help="write nothing; exit 1 when a block differs from its files")
+    args = parser.parse_args(argv)
+    results = args.results or args.readme.parent / "results"
+    try:
+        text = args.readme.read_text()
+        new, changed = render(text, results)
+    except (OSError, ResultsError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if args.check:
+        for name in changed:
+            print(f"{args.readme}: the {name} table differs from {results}; run: python -m pytest_termrl.report.readme {args.readme}")
+        return 1 if changed else 0
+    if changed:
+        args.readme.write_text(new)
+    print(f"{args.readme}: {len(changed)} table(s) rewritten from {results}" + (f" ({', '.join(changed)})" if changed else ""))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
