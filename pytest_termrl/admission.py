@@ -182,27 +182,10 @@ def format_table(results: list[Admission]) -> list[str]:
         )
     admitted = sum(r.admitted for r in results)
     lines.append(f"{admitted} of {len(results)} admitted")
-    why = [r for r in results if r.reasons]
-    if why:
-        lines.append("")
-        lines.append("why not:")
-        for r in why:
-            for reason in r.reasons:
-                lines.append(f"  {r.task_id}: {reason}")
-    noted = [r for r in results if r.notes]
-    if noted:
-        lines.append("")
-        lines.append("notes:")
-        for r in noted:
-            for note in r.notes:
-                lines.append(f"  {r.task_id}: {note}")
-    stood = [r for r in results if r.stood_in]
-    if stood:
-        lines.append("")
-        lines.append("stood in for (offline installers, grading the reference):")
-        for r in stood:
-            for line in r.stood_in:
-                lines.append(f"  {r.task_id}: {line}")
+    for title, field in (("why not:", "reasons"), ("notes:", "notes"), ("stood in for (offline installers, grading the reference):", "stood_in")):
+        found = [(r.task_id, line) for r in results for line in getattr(r, field)]
+        if found:
+            lines += ["", title, *(f"  {task_id}: {line}" for task_id, line in found)]
     return lines
 
 
