@@ -411,6 +411,7 @@ def test_ctrl_c_removes_the_container(tmp_path, engine_mode):
 
 
 def test_engine_locality(monkeypatch, docker_engine):
+    from pytest_termrl.errors import SandboxError
     from pytest_termrl.sandbox.docker import engine_is_local
 
     monkeypatch.delenv("TERMRL_DOCKER_LOCAL", raising=False)
@@ -423,6 +424,9 @@ def test_engine_locality(monkeypatch, docker_engine):
     assert engine_is_local("http+docker://ssh", "ssh://me@build-box")
     monkeypatch.setenv("TERMRL_DOCKER_LOCAL", "0")
     assert not engine_is_local("http+docker://localhost", "unix:///var/run/docker.sock")
+    monkeypatch.setenv("TERMRL_DOCKER_LOCAL", "maybe")
+    with pytest.raises(SandboxError, match="TERMRL_DOCKER_LOCAL='maybe': expected 1/true/yes .* or 0/false/no"):
+        engine_is_local("http+docker://localhost", "unix:///var/run/docker.sock")
 
 
 class EngineProxy:

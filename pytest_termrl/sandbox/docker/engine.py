@@ -48,7 +48,10 @@ def engine_is_local(base_url: str, docker_host: str | None = None) -> bool:
     """Whether host folders of this machine can be bind-mounted by the engine at base_url."""
     override = os.environ.get("TERMRL_DOCKER_LOCAL")
     if override is not None:
-        return override.strip().lower() not in ("0", "false", "no", "")
+        value = override.strip().lower()
+        if value not in ("1", "true", "yes", "0", "false", "no", ""):
+            raise SandboxError(f"TERMRL_DOCKER_LOCAL={override!r}: expected 1/true/yes (bind mounts from this machine) or 0/false/no (volumes only)")
+        return value in ("1", "true", "yes")
     url = docker_host or os.environ.get("DOCKER_HOST") or ""
     if not url or url.startswith(("unix://", "npipe://")) or base_url.startswith(("http+docker://localhost", "http+docker://localnpipe")):
         return True
