@@ -56,6 +56,13 @@ results: demo
 	$(PY) -m pytest_termrl.audit task_suites/core $(AUDIT_TASKS) --receipts out/audit_core.jsonl --summary-json results/audit_core.json
 	$(PY) -m pytest_termrl.audit tests/data/imports/runnable --receipts out/audit_imports.jsonl --summary-json results/audit_imports.json
 	$(PY) -m pytest_termrl.admission tests/data/imports/runnable tests/data/tb_graders tests/data/harbor_fields --json results/admission.json $(MEASURED)
+	$(PY) benchmarks/bench_episode.py --json results/bench_episode.json
+	$(PY) benchmarks/bench_episode.py --stages --json results/bench_episode_stages.json
+	$(PY) benchmarks/bench_manifest.py --json results/bench_manifest.json
+	$(PY) benchmarks/bench_throughput.py --json results/bench_throughput.json
+	$(PY) benchmarks/bench_docker.py --json results/bench_docker.json
+	$(PY) benchmarks/bench_remote_home.py --json results/bench_remote_home.json
+	$(PY) benchmarks/bench_training.py --json results/bench_training.json
 	$(PY) -m pytest_termrl.report.readme README.md
 
 # The project's own tests, slow tiers included (this is what CI runs).

@@ -15,6 +15,7 @@ at 1,000 files, <= 50 ms at 100,000.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import statistics
@@ -115,6 +116,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--per-dir", type=int, default=50, help="files per folder (default 50)")
     parser.add_argument("--repeat", type=int, default=10, help="per-command repetitions (median shown)")
     parser.add_argument("--workdir", type=Path, default=None, help="where to build the homes (default: a temp dir)")
+    parser.add_argument("--json", type=Path, default=None, help="also write the figures here as JSON (per size, in ms)")
     args = parser.parse_args(argv)
 
     workdir = Path(tempfile.mkdtemp(prefix="termrl-bench-", dir=args.workdir))
@@ -146,6 +148,10 @@ def main(argv: list[str] | None = None) -> int:
               f"{r['live']:>8.2f} {grow('live')} {r['check'] / r['live']:>8.0f}x {r['live_start']:>9.1f} "
               f"{r['json']:>8.1f} {r['json_kb']:>8.0f}")
         prev = r
+    if args.json:
+        figures = {"cpus": os.cpu_count(), "python": sys.version.split()[0], "per_dir": args.per_dir,
+                   "sizes": {str(n): r for n, r in rows}}
+        args.json.write_text(json.dumps(figures, indent=2, sort_keys=True) + "\n")
     return 0
 
 

@@ -12,9 +12,11 @@ re-hashes every file (new inodes). For homes of growing size, prints the median 
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 import sys
 import time
+from pathlib import Path
 
 from pytest_termrl.oracle.manifest import take_manifest
 from pytest_termrl.sandbox import SandboxSettings
@@ -30,7 +32,9 @@ HOMES = {
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--json", type=Path, default=None, help="also write the figures here as JSON (per home, in ms)")
     args = parser.parse_args(argv)
+    homes: dict[str, dict] = {}
     backend = DockerBackend(SandboxSettings(command_timeout_s=120), local=False)
     print(f"{'home':24}  {'per command ms':>15}  {'oracle manifest ms':>19}")
     try:
@@ -50,8 +54,12 @@ def main(argv: list[str] | None = None) -> int:
             finally:
                 sandbox.close()
             print(f"{label:24}  {statistics.median(commands) * 1000:15.0f}  {statistics.median(manifests) * 1000:19.0f}")
+            homes[label] = {"command_ms": statistics.median(commands) * 1000, "manifest_ms": statistics.median(manifests) * 1000}
     finally:
         backend.close()
+    if args.json:
+        figures = {"runs": args.runs, "address": backend.api.base_url, "homes": homes}
+        args.json.write_text(json.dumps(figures, indent=2) + "\n")
     return 0
 
 

@@ -152,7 +152,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--use-vllm", action="store_true")
     parser.add_argument("--vllm-mode", default="colocate")
     parser.add_argument("--gradient-checkpointing", action="store_true")
-    parser.add_argument("--out", default=None, help="also write the results as JSON here")
+    parser.add_argument("--out", "--json", dest="out", default=None, help="also write the results as JSON here")
     args = parser.parse_args(argv)
     args.tasks = [t for t in args.tasks.split(",") if t] or None
     if args.split is None:

@@ -36,3 +36,11 @@ def test_a_missing_file_or_an_unknown_table_is_named(tmp_path):
         readme.render("<!-- results:audit -->\n<!-- /results:audit -->\n", tmp_path / "results")
     with pytest.raises(readme.ResultsError, match="no renderer for <!-- results:speed -->; known: admission, audit, demo, html_report"):
         readme.render("<!-- results:speed -->\n<!-- /results:speed -->\n", tmp_path / "results")
+
+
+def test_the_performance_table_names_the_benchmark_file_it_lacks(tmp_path):
+    shutil.copytree(REPO / "results", tmp_path / "results")
+    (tmp_path / "results" / "bench_docker.json").unlink(missing_ok=True)
+    block = "<!-- results:performance -->\n<!-- /results:performance -->\n"
+    with pytest.raises(readme.ResultsError, match=r"results/bench_docker\.json: missing \(make results writes it\)"):
+        readme.render(block, tmp_path / "results")

@@ -94,11 +94,73 @@ def admission_block(results: Path) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _duration(ms: float) -> str:
+    """Milliseconds as the performance table writes them: whole ms below a second, else seconds."""
+    return f"{ms:,.0f} ms" if ms < 1000 else f"{ms / 1000:.1f} s"
+
+
+def performance_block(results: Path) -> str:
+    """make bench's figures, from the JSON each benchmark writes with --json (times in s or ms as each writes them)."""
+    episode = _load(results, "bench_episode.json")  # seconds
+    stages = _load(results, "bench_episode_stages.json")["stages"]  # seconds
+    sizes = _load(results, "bench_manifest.json")["sizes"]  # ms, keyed by file count
+    throughput = _load(results, "bench_throughput.json")
+    docker = _load(results, "bench_docker.json")  # ms
+    homes = _load(results, "bench_remote_home.json")["homes"]  # ms
+    training = _load(results, "bench_training.json")
+    big = [sizes[n] for n in ("1000", "10000", "100000")]
+    local, remote, over = docker["docker"], docker["docker_remote"], docker["docker_over_bwrap"]
+    n1, n2 = throughput["n1"], throughput["n2"]
+    env = training["environment"]
+    rows = [
+        (f"bwrap sandbox start to first command (median of {episode['start']['n']})", f"{episode['start']['median'] * 1000:.0f} ms"),
+        (f"per-command overhead of the persistent shell (`true` × {episode['command']['n']}, median)",
+         f"{episode['command']['median'] * 1000:.1f} ms"),
+        ("verifier per task (hidden tests in a fresh sandbox, median over the core suite)", f"{episode['verifier']['median']:.2f} s"),
+        (f"{len(episode['verifier_per_task'])}-task core suite, reference agent, `-n 1` / `-n 2`",
+         f"{episode['suite_n1']['median']:.1f} s / {episode['suite_n2']['median']:.1f} s "
+         f"({episode['suite_n1']['median'] / episode['suite_n2']['median']:.1f}×)"),
+        ("oracle check after one command by kernel events (bwrap: inotify, then only the paths named), "
+         "1,000 / 10,000 / 100,000-file home", " / ".join(f"{r['live']:.2f}" for r in big) + " ms"),
+        ("the same check by walking the home (docker, and the fallback), 1,000 / 10,000 / 100,000 files",
+         " / ".join(f"{r['check']:,.0f}" for r in big) + " ms ("
+         + " / ".join(f"{r['check'] / r['live']:,.0f}×" for r in big) + " the events)"),
+        ("full manifest, 1,000 / 100,000 files (baseline and end of episode)",
+         f"{_duration(sizes['1000']['full'])} / {_duration(sizes['100000']['full'])}"),
+        ("decoys planted per episode (the git repository built once per process, then copied)",
+         f"{stages['decoys'] * 1000:.0f} ms"),
+        (f"episodes per minute through the plugin, scripted loopback chat server, {len(throughput['tasks'])} tasks, `-n 1` / `-n 2`",
+         f"{n1['per_minute']:.0f} / {n2['per_minute']:.0f} (inside the run: {n1['in_run_per_minute']:.0f} / {n2['in_run_per_minute']:.0f})"),
+        ("harness share of an episode's wall time at 1 s per model turn", f"{throughput['harness_share']:.0%}"),
+        ("docker container start to first command, local engine",
+         f"{local['start_to_first_command_ms'] / 1000:.2f} s ({over['start_to_first_command_ms']:.1f}× bwrap)"),
+        ("docker per command / verify, local engine",
+         f"{local['per_command_ms_median']:.1f} ms ({over['per_command_ms_median']:.1f}×) / "
+         f"{local['verify_ms'] / 1000:.2f} s ({over['verify_ms']:.1f}×)"),
+        ("docker remote mode on the same engine: start / per command / verify",
+         f"{remote['start_to_first_command_ms'] / 1000:.2f} s / {remote['per_command_ms_median']:.0f} ms / "
+         f"{remote['verify_ms'] / 1000:.2f} s"),
+        ("docker remote mode, per command / oracle manifest after it, home " + " / ".join(homes),
+         " / ".join(f"{h['command_ms']:,.0f}" for h in homes.values()) + " ms (manifest "
+         + " / ".join(f"{h['manifest_ms']:,.0f}" for h in homes.values()) + " ms)"),
+        (f"training environment without a model ({env['rollouts']} rollouts: fresh sandbox, reference solution, verifiers "
+         "in parallel)", f"{env['rollouts_per_s']:.2f} rollouts/s"),
+    ]
+    trainer = training.get("trainer")
+    if trainer:
+        rows.append((f"GRPO step with TRL, tiny model built on the spot, {training['device']} "
+                     f"(median of {trainer['step_s']['n']}): whole step / rollout phase",
+                     f"{trainer['step_s']['median']:.1f} s / {trainer['rollout_phase_s']['median']:.1f} s"))
+    lines = ["| what | figure |", "|---|---|"] + [f"| {what} | {figure} |" for what, figure in rows]
+    return "\n".join(lines) + "\n"
+
+
 RENDERERS: dict[str, Callable[[Path], str]] = {
     "demo": demo_block,
     "html_report": html_report_block,
     "audit": audit_block,
     "admission": admission_block,
+    "performance": performance_block,
 }
 
 
