@@ -101,7 +101,9 @@ def test_blame_names_the_grader_only_for_what_the_agent_could_not_cause(tmp_path
     home.mkdir()
     monkeypatch.chdir(home)
     monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setattr(sys, "path", [p for p in sys.path if p and not Path(p).resolve().is_relative_to(tmp_path)])
+    # The path a verifier's runner has: the interpreter's own folders and an editable install's hook.
+    interpreter = (sys.base_prefix, sys.prefix)
+    monkeypatch.setattr(sys, "path", [p for p in sys.path if p.startswith(interpreter) or p.startswith("__editable__")])
     name_error = _collect_error(tests_dir, "X = 1\nY = undefined_name\n")
     assert blame.grader_fault(name_error, str(tests_dir)) == "NameError: name 'undefined_name' is not defined (tests/test_x.py:2)"
     missing = _collect_error(tests_dir, "import json\nfrom json import nothing_here\n")
@@ -125,6 +127,8 @@ def test_blame_names_the_grader_only_for_what_the_agent_could_not_cause(tmp_path
         assert not blame.agent_on_path([str(site)]) and blame.agent_on_path([str(home)])
     finally:
         shutil.rmtree(venv)
+    assert not blame.agent_on_path(["__editable__.pytest_termrl-0.1.0.finder.__path_hook__"])  # a hook's marker, no folder
+    assert blame.agent_on_path([""]) and not blame.agent_on_path([str(tests_dir)], tests_dir=str(tests_dir))
 
 
 def test_judges_turn_grader_errors_and_a_pytest_that_cannot_start_into_harness_errors():

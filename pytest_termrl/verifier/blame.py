@@ -47,11 +47,18 @@ def trusted_roots():
     return {os.path.realpath(root) for root in roots if root}
 
 
-def agent_on_path(path_entries=None):
-    """Whether a folder the agent could fill is on ``sys.path`` (so an import may look for its code)."""
-    roots, trusted = agent_space(), trusted_roots()
+def agent_on_path(path_entries=None, tests_dir=None):
+    """Whether a folder the agent could fill is on ``sys.path`` (so an import may look for its code).
+
+    The tests folder (pytest puts it on the path) is the grader's; an entry that is neither
+    the working folder ('') nor a path that exists (an import hook's marker, such as an
+    editable install's) names no folder at all.
+    """
+    roots, trusted = agent_space(), trusted_roots() | ({os.path.realpath(tests_dir)} if tests_dir else set())
     for entry in sys.path if path_entries is None else path_entries:
         if not isinstance(entry, str):
+            continue
+        if entry and not os.path.isabs(entry) and not os.path.exists(entry):
             continue
         entry = entry or "."
         if any(_inside(entry, root) for root in trusted):
@@ -105,7 +112,7 @@ def grader_fault(exc, tests_dir, label="tests"):
         if again is None:
             return None
         return f"{shown(cause.filename)}:{again.lineno}: {type(again).__name__}: {again.msg}"
-    if not isinstance(cause, (ImportError, NameError)) or agent_on_path():
+    if not isinstance(cause, (ImportError, NameError)) or agent_on_path(tests_dir=tests_dir):
         return None
     frames = [(frame.f_code.co_filename, line) for frame, line in traceback.walk_tb(cause.__traceback__)]
     ours = [(path, line) for path, line in frames if _inside(path, tests_dir)]
