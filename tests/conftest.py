@@ -229,10 +229,20 @@ def engine_problem() -> str | None:
     return None
 
 
-def require_engine(problem: str | None) -> None:
-    """Skip (developer machine) or fail (CI=true) when the docker engine is unusable."""
+def in_ci() -> bool:
+    """Whether this is CI (``CI=true``), where every service the tests need must be there."""
+    return os.environ.get("CI", "").strip().lower() in ("true", "1", "yes")
+
+
+def require_service(problem: str | None, what: str) -> None:
+    """Skip (developer machine) or fail (CI) when a service a test needs is missing: a skip in CI would hide it."""
     if problem is None:
         return
-    if os.environ.get("CI", "").strip().lower() in ("true", "1", "yes"):
-        pytest.fail(f"CI requires the docker backend: {problem}", pytrace=False)
-    pytest.skip(f"docker backend unavailable: {problem}")
+    if in_ci():
+        pytest.fail(f"CI requires {what}: {problem}", pytrace=False)
+    pytest.skip(f"{what} unavailable: {problem}")
+
+
+def require_engine(problem: str | None) -> None:
+    """Skip (developer machine) or fail (CI=true) when the docker engine is unusable."""
+    require_service(problem, "the docker backend")

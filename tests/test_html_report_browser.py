@@ -17,7 +17,7 @@ from urllib.parse import quote
 
 import pytest
 
-from conftest import REPO, copy_core_suite
+from conftest import REPO, copy_core_suite, require_service
 
 TASKS = ("checksum_verify", "dedupe_contacts", "json_active_users", "log_error_counts")
 PAYLOAD = "<script>document.title='pwned'</script></textarea></pre><img src=x id=planted onerror=\"document.title='pwned'\">"
@@ -52,11 +52,7 @@ def browser_problem() -> str | None:
 
 @pytest.fixture(scope="module")
 def browser():
-    problem = browser_problem()
-    if problem:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"the browser tests need headless Chromium: {problem}")
-        pytest.skip(problem)
+    require_service(browser_problem(), "headless Chromium (the browser tests)")
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
@@ -247,9 +243,7 @@ def test_pytest_html_shows_the_episode_view(browser, tmp_path):
     try:
         import pytest_html  # noqa: F401
     except ImportError:
-        if os.environ.get("CI") == "true":
-            pytest.fail("pytest-html is part of the test extra: pip install 'pytest-termrl[test]'")
-        pytest.skip("pytest-html is not installed")
+        require_service("not installed (it is part of the test extra: pip install 'pytest-termrl[test]')", "pytest-html")
     suite = copy_core_suite(tmp_path / "core", ("checksum_verify",))
     (tmp_path / "plugins").mkdir()
     (tmp_path / "plugins" / "careless_agent.py").write_text(CARELESS_PLUGIN)

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import SMALL_TASKS, predictions_file, solution_of
+from conftest import SMALL_TASKS, in_ci, predictions_file, solution_of
 
 from pytest_termrl.report.episodes import WORKER_CRASHED, latest_per_key, read_episodes, read_log, settled
 from pytest_termrl.report.record import EpisodeRecord
@@ -25,7 +25,7 @@ from pytest_termrl.report.record import EpisodeRecord
 USAGE_ERROR = pytest.ExitCode.USAGE_ERROR
 WRITE_FAILED = pytest.ExitCode.INTERNAL_ERROR
 needs_root = pytest.mark.skipif(
-    os.geteuid() != 0 and os.environ.get("CI", "").strip().lower() not in ("true", "1", "yes"),
+    os.geteuid() != 0 and not in_ci(),
     reason="mounts a read-only bind mount and a small tmpfs (root only); in CI (run as root) it always runs",
 )
 

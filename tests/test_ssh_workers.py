@@ -8,24 +8,19 @@ writes the episode log and the summary.
 from __future__ import annotations
 
 import json
-import os
 import re
 import sys
 
 import pytest
 
-from conftest import SMALL_TASKS
+from conftest import SMALL_TASKS, require_service
 from sshd import loopback_sshd, missing_tools
 
 
 @pytest.fixture
 def sshd(tmp_path):
     missing = missing_tools()
-    if missing:
-        message = f"{', '.join(missing)} missing (openssh-server; .ci/docker-setup.sh installs it)"
-        if os.environ.get("CI", "").strip().lower() in ("true", "1", "yes"):
-            pytest.fail(message)
-        pytest.skip(message)
+    require_service(f"{', '.join(missing)} missing (openssh-server; .ci/docker-setup.sh installs it)" if missing else None, "an sshd")
     with loopback_sshd(tmp_path / "sshd") as (port, home):
         yield port, home / ".ssh" / "config"
 
