@@ -1,12 +1,22 @@
 """The episode loop: agent turn -> one command in the shell -> monitors -> limits -> stop -> verify.
 
 Pure library code: the plugin, the training loop and scripts all run episodes through here.
+
+A multi-step task (``Task.steps``) plays its steps in order in the one sandbox: the agent is
+started on step 1's instruction (and reference, for the oracle agent) and plays until it
+stops; the step's checks grade a snapshot of the home; then the agent is started afresh on
+step 2's instruction in the same sandbox and shell, and so on, as Harbor runs one agent per
+step in one environment. The command and time limits hold per step; the monitors watch
+every command of every step. A step whose reward falls below its ``min_reward``, or whose
+grader fails, ends the episode there. The verdict is every step's (``step-N::<test>``),
+combined as :mod:`pytest_termrl.verifier.steps` says; the transcript holds the steps'
+conversations one after another, and the usage every step's counts.
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol
 
@@ -14,6 +24,7 @@ from .agents.base import Agent, AgentContext, EpisodeLimits, Observation
 from .report.record import EpisodeRecord
 from .sandbox.base import CommandResult, Sandbox, SandboxBackend
 from .tasks.model import Task
+from .verifier.steps import StepResult, below_min_reward, combine, grade_step
 from .verifier.verify import Verdict, run_hidden_tests
 
 HARNESS_END_REASONS = {"server_error", "harness_error"}
@@ -176,46 +187,37 @@ class EpisodeOutcome:
         })
 
 
-def run_episode(
-    *,
-    spec: EpisodeSpec,
-    task: Task,
-    inventory: tuple[str, ...] | None,
-    backend: SandboxBackend,
-    sandbox: Sandbox,
+def _agent_phase(
     agent: Agent,
     context: AgentContext,
+    sandbox: Sandbox,
     settings: EpisodeSettings,
-    monitors: list[EpisodeMonitor] = (),
-    scratch: Path | None = None,
-) -> EpisodeOutcome:
-    """Play one episode in a prepared sandbox and grade it. Never raises for agent behaviour."""
-    timings: dict[str, float] = {}
+    monitors: list[EpisodeMonitor],
+    commands: list[CommandRecord],
+) -> tuple[str, str | None]:
+    """Start the agent on ``context`` and play its commands until it stops: (end reason, harness error).
+
+    The limits count the commands of this phase (``commands`` holds the episode's, and the
+    monitors number them across phases). A crash of the agent or the shell is a harness error.
+    """
     started = time.monotonic()
-    commands: list[CommandRecord] = []
-    end_reason = "agent_done"
-    harness_error: str | None = None
+    first = len(commands)
     limits = settings.limits
     try:
         agent.start(context)
         observation: Observation | None = None
         while True:
             turn = agent.next_turn(observation)
+            used = len(commands) - first
             out_of_time = time.monotonic() - started > limits.wall_clock_s
             if turn.command is None:
-                end_reason = "timeout" if out_of_time else turn.end_reason or "no_tool_call"
-                if turn.error:
-                    harness_error = turn.error
-                break
-            if limits.max_commands is not None and len(commands) >= limits.max_commands:
-                end_reason = "budget_exhausted"
-                break
-            if len(commands) >= limits.max_tool_calls:
-                end_reason = "tool_call_limit"
-                break
+                return ("timeout" if out_of_time else turn.end_reason or "no_tool_call"), turn.error
+            if limits.max_commands is not None and used >= limits.max_commands:
+                return "budget_exhausted", None
+            if used >= limits.max_tool_calls:
+                return "tool_call_limit", None
             if out_of_time:
-                end_reason = "timeout"
-                break
+                return "timeout", None
             result = sandbox.run(turn.command, settings.command_timeout_s)
             commands.append(
                 CommandRecord(
@@ -230,7 +232,7 @@ def run_episode(
             )
             for monitor in monitors:
                 monitor.after_command(len(commands), turn.command, result)
-            left = None if limits.max_commands is None else limits.max_commands - len(commands)
+            left = None if limits.max_commands is None else limits.max_commands - (len(commands) - first)
             observation = Observation(
                 output=result.output,
                 exit_code=result.exit_code,
@@ -240,15 +242,98 @@ def run_episode(
                 note="command budget exhausted: further calls will not run" if left == 0 else "",
             )
     except Exception as exc:  # noqa: BLE001 - a crash of the agent or shell is a harness error
-        end_reason = "harness_error"
-        harness_error = f"{type(exc).__name__}: {exc}"
-    timings["agent_s"] = time.monotonic() - started
+        return "harness_error", f"{type(exc).__name__}: {exc}"
+
+
+USAGE_KEYS = ("prompt_tokens", "completion_tokens", "total_tokens", "tool_calls", "malformed_tool_calls")
+"""The agent's counts an episode records."""
+
+
+def _usage_counts(usage) -> dict[str, int]:
+    return {key: getattr(usage, key) for key in USAGE_KEYS}
+
+
+def _play_steps(
+    task: Task,
+    inventory: tuple[str, ...] | None,
+    backend: SandboxBackend,
+    sandbox: Sandbox,
+    agent: Agent,
+    context: AgentContext,
+    settings: EpisodeSettings,
+    monitors: list[EpisodeMonitor],
+    commands: list[CommandRecord],
+    transcript: list[dict],
+    usage: dict[str, int],
+    scratch: Path | None,
+) -> tuple[str, str | None, Verdict]:
+    """Play a multi-step task's steps in order, each graded when the agent ends it: (end reason, harness error, verdict).
+
+    ``transcript`` and ``usage`` gain each step's conversation and counts (an agent may begin
+    each conversation with fresh counts, or keep counting: either way every step counts once).
+    """
+    results: list[StepResult] = []
+    end_reason, harness_error = "agent_done", None
+    for index, step in enumerate(task.steps):
+        step_context = replace(
+            context, instruction=step.instruction, solution=step.solution_text(), prediction=context.prediction if index == 0 else None
+        )
+        first = len(commands)
+        counts, before = agent.usage, _usage_counts(agent.usage)
+        end_reason, harness_error = _agent_phase(agent, step_context, sandbox, settings, monitors, commands)
+        after = _usage_counts(agent.usage)
+        kept_counting = agent.usage is counts and all(after[k] >= before[k] for k in after)
+        for key, value in after.items():
+            usage[key] = usage.get(key, 0) + value - (before[key] if kept_counting else 0)
+        transcript += agent.transcript()
+        result = StepResult(index, step.name, end_reason, len(commands) - first)
+        results.append(result)
+        if end_reason == "harness_error":
+            break
+        result.verdict = grade_step(backend, sandbox, task, index, inventory, settings.per_test_timeout_s, scratch)
+        result.stopped = below_min_reward(step, result.verdict)
+        if harness_error is not None or result.stopped is not None:
+            break
+    return end_reason, harness_error, combine(task, results, inventory)
+
+
+def run_episode(
+    *,
+    spec: EpisodeSpec,
+    task: Task,
+    inventory: tuple[str, ...] | None,
+    backend: SandboxBackend,
+    sandbox: Sandbox,
+    agent: Agent,
+    context: AgentContext,
+    settings: EpisodeSettings,
+    monitors: list[EpisodeMonitor] = (),
+    scratch: Path | None = None,
+) -> EpisodeOutcome:
+    """Play one episode in a prepared sandbox and grade it (step by step for a multi-step task). Never raises for agent behaviour."""
+    timings: dict[str, float] = {}
+    started = time.monotonic()
+    commands: list[CommandRecord] = []
+    monitors = list(monitors)
+    verdict: Verdict | None = None
+    transcript: list[dict] = []
+    usage: dict[str, int] = {}
+    if task.steps:
+        end_reason, harness_error, verdict = _play_steps(
+            task, inventory, backend, sandbox, agent, context, settings, monitors, commands, transcript, usage, scratch
+        )
+        if verdict.error and harness_error is None:
+            harness_error = verdict.error
+    else:
+        end_reason, harness_error = _agent_phase(agent, context, sandbox, settings, monitors, commands)
+        transcript = agent.transcript()
+        usage = _usage_counts(agent.usage)
+    timings["agent_s"] = time.monotonic() - started - (verdict.duration_s if verdict is not None else 0.0)
 
     sandbox.stop_processes()
     for monitor in monitors:
         monitor.finish()
-    verdict = None
-    if harness_error is None or end_reason != "harness_error":
+    if not task.steps and (harness_error is None or end_reason != "harness_error"):
         verdict = run_hidden_tests(backend, sandbox, task, inventory, settings.per_test_timeout_s, scratch)
         if verdict.error and harness_error is None:
             harness_error = verdict.error
@@ -258,13 +343,6 @@ def run_episode(
     monitor_fields: dict = {}
     for monitor in monitors:
         monitor_fields.update(monitor.record())
-    usage = {
-        "prompt_tokens": agent.usage.prompt_tokens,
-        "completion_tokens": agent.usage.completion_tokens,
-        "total_tokens": agent.usage.total_tokens,
-        "tool_calls": agent.usage.tool_calls,
-        "malformed_tool_calls": agent.usage.malformed_tool_calls,
-    }
     agent.close()
     return EpisodeOutcome(
         spec=spec,
@@ -274,7 +352,7 @@ def run_episode(
         end_reason=end_reason,
         verdict=verdict,
         commands=commands,
-        transcript=agent.transcript(),
+        transcript=transcript,
         usage=usage,
         timings=timings,
         enforced_limits=sandbox.enforced_limits,

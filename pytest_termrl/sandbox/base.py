@@ -6,6 +6,7 @@ Backends register under a name (``bwrap``, ``docker``); the plugin picks one wit
 
 from __future__ import annotations
 
+import os
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
@@ -101,7 +102,11 @@ class Sandbox(ABC):
 
     def __init__(self, settings: SandboxSettings) -> None:
         self.settings = settings
+        """The backend's settings; ``prepare`` puts a task's own resources in (:func:`.limits.task_settings`)."""
         self.enforced_limits: dict[str, str] = {}
+        """What the backend enforced and how (``memory``, ``cpu``, ...), with what the task asked
+        (``task_resources``), what was capped at the machine's amount (``capped``) and what was not
+        enforced (``storage``)."""
 
     @property
     @abstractmethod
@@ -110,7 +115,7 @@ class Sandbox(ABC):
 
     @abstractmethod
     def prepare(self, task: Task) -> None:
-        """Copy the task's environment into the home and run its setup script as the agent's user."""
+        """Apply the task's resources, copy its environment into the home and run its setup script as the agent's user."""
 
     @abstractmethod
     def run(self, command: str, timeout_s: float | None = None) -> CommandResult:
@@ -153,6 +158,19 @@ class SandboxBackend(ABC):
     def __init__(self, settings: SandboxSettings, workroot: Path) -> None:
         self.settings = settings
         self.workroot = workroot
+        self._snapshot_settings: dict[str, SandboxSettings] = {}
+        """Snapshot home -> settings of the sandbox it came from: a task's limits hold for its verifier too."""
+
+    def remember_snapshot(self, home: Path, settings: SandboxSettings) -> None:
+        """Note the settings of the sandbox a snapshot was taken from (forgetting snapshots since removed)."""
+        known = self.__dict__.setdefault("_snapshot_settings", {})  # a backend whose __init__ skipped ours
+        for stale in [path for path in known if not os.path.exists(path)]:
+            known.pop(stale, None)
+        known[str(home)] = settings
+
+    def settings_for(self, home: Path) -> SandboxSettings:
+        """The settings a verifier's run on ``home`` gets: its sandbox's (a task's resources), else the backend's."""
+        return self.__dict__.get("_snapshot_settings", {}).get(str(home), self.settings)
 
     @abstractmethod
     def create(self, label: str) -> Sandbox:

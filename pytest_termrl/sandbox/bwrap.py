@@ -22,7 +22,7 @@ from .base import CommandResult, IsolatedRun, Sandbox, SandboxBackend, SandboxSe
 from .control_files import HostControlFiles
 from .hostfs import chown_tree, copy_tree, snapshot_home
 from .layout import AGENT_ENV, CTL_INSIDE, HOME_INSIDE, IO_INSIDE, SandboxFolders, default_workroot, workdir_alias
-from .limits import ResourceLimits, remove_stale_cgroups
+from .limits import ResourceLimits, remove_stale_cgroups, task_settings
 from .polling import readable
 from .proctree import descendants, kill_process_tree
 from .shell import PersistentShell
@@ -112,7 +112,7 @@ class BwrapBackend(SandboxBackend):
         timeout_s: float,
         cwd: str = HOME_INSIDE,
     ) -> IsolatedRun:
-        limits = ResourceLimits(self.settings, f"sbx-{os.getpid()}-verify-{secrets.token_hex(4)}")
+        limits = ResourceLimits(self.settings_for(home), f"sbx-{os.getpid()}-verify-{secrets.token_hex(4)}")
         limits.setup()
         secret_r, secret_w = os.pipe()
         result_r, result_w = os.pipe()
@@ -295,6 +295,7 @@ class BwrapSandbox(Sandbox):
         return ProcessChannel(process)
 
     def prepare(self, task: Task) -> None:
+        self._apply_resources(task)
         s = self.settings
         self._alias = workdir_alias(task.workdir)
         if self._alias is not None:
@@ -306,6 +307,16 @@ class BwrapSandbox(Sandbox):
         self._shell.start()
         self.run_setup_script(task, self._shell.files, CTL_INSIDE)
 
+    def _apply_resources(self, task: Task) -> None:
+        """The task's cpus and memory in place of the defaults, before the shell starts (its cgroups are made anew)."""
+        settings, notes = task_settings(self.settings, task.resources)
+        if settings != self.settings and not self._shell.running:
+            self.settings = settings
+            self._limits.release()
+            self._limits = ResourceLimits(settings, self._folder.name)
+            self._limits.setup()
+        self.enforced_limits = {**self._limits.enforced, **notes}
+
     def run(self, command: str, timeout_s: float | None = None) -> CommandResult:
         return self._shell.run(command, timeout_s or self.settings.command_timeout_s)
 
@@ -314,7 +325,9 @@ class BwrapSandbox(Sandbox):
 
     def snapshot(self, dest: Path) -> Path:
         s = self.settings
-        return snapshot_home(self._home, dest, (s.agent_uid, s.agent_gid) if self._backend.privileged else None)
+        target = snapshot_home(self._home, dest, (s.agent_uid, s.agent_gid) if self._backend.privileged else None)
+        self._backend.remember_snapshot(target, s)
+        return target
 
     def close(self) -> None:
         if self._closed:

@@ -1,6 +1,9 @@
 """Resource limits: cgroups where the harness may create them, rlimits otherwise.
 
-What was enforced, and how, is returned so each episode records it.
+What was enforced, and how, is returned so each episode records it. A task that asks for
+its own resources (Harbor's ``cpus``, ``memory_mb``, ``storage_mb``: ``Task.resources``)
+gets them in place of the harness's defaults (:func:`task_settings`), capped at what the
+machine has; the record says what the task asked and what was capped.
 """
 
 from __future__ import annotations
@@ -8,11 +11,12 @@ from __future__ import annotations
 import os
 import shlex
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
-from .base import SandboxSettings
+from ..tasks.model import Resources
+from .base import MiB, SandboxSettings
 
 _V1_ROOT = Path("/sys/fs/cgroup")
 _GROUP = "termrl"
@@ -50,7 +54,8 @@ class ResourceLimits:
             self.enforced["processes"] = f"rlimit_nproc:{s.max_processes + 64}"
         cpu = _v1_controller("cpu")
         period = 100_000
-        if cpu and self._make(cpu, {"cpu.cfs_period_us": period, "cpu.cfs_quota_us": int(period * s.cpus)}):
+        quota = max(1000, int(period * s.cpus))  # the kernel's least quota is 1 ms a period
+        if cpu and self._make(cpu, {"cpu.cfs_period_us": period, "cpu.cfs_quota_us": quota}):
             self.enforced["cpu"] = f"cgroup:{s.cpus}"
         else:
             self.enforced["cpu"] = "none"
@@ -96,6 +101,71 @@ class ResourceLimits:
                 except OSError:
                     time.sleep(0.02)
         self.cgroup_dirs = []
+
+
+def machine_cpus() -> int:
+    """The machine's CPUs (``os.cpu_count()``): the most a task's ``cpus`` gets."""
+    return os.cpu_count() or 1
+
+
+def machine_memory_bytes() -> int | None:
+    """The machine's memory (MemTotal of /proc/meminfo): the most a task's ``memory_mb`` gets; None if unknown."""
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal:"):
+                return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+STORAGE_NOT_ENFORCED = "the home is a folder on the host's disk, with no size limit of its own"
+"""Why a backend does not enforce a task's ``storage_mb`` (the file-size limit still applies)."""
+
+
+def task_settings(
+    settings: SandboxSettings,
+    resources: Resources | None,
+    storage_note: str = STORAGE_NOT_ENFORCED,
+    machine: tuple[int | None, int | None] | None = None,
+) -> tuple[SandboxSettings, dict[str, str]]:
+    """The settings of a task's sandbox, and the lines its enforced limits gain.
+
+    A task's ``cpus`` and ``memory_mb`` replace the defaults; a value above the machine's
+    (``os.cpu_count()``, MemTotal; ``machine`` gives another machine's CPUs and bytes, a
+    docker engine's) is the machine's, and ``capped`` says so. The lines
+    (plain strings, merged into ``Sandbox.enforced_limits``): ``task_resources`` (what the
+    task asked), ``capped`` (what was lowered to the machine's amount) and ``storage``
+    (``storage_mb`` is not enforced: ``storage_note`` says why).
+    """
+    if resources is None:
+        return settings, {}
+    cpus_there, memory_there = machine or (None, None)
+    changes: dict[str, object] = {}
+    asked: list[str] = []
+    capped: list[str] = []
+    if resources.cpus is not None:
+        asked.append(f"cpus={resources.cpus:g}")
+        cpus, most = float(resources.cpus), cpus_there or machine_cpus()
+        if cpus > most:
+            capped.append(f"cpus {cpus:g} -> {most} (the machine's CPUs)")
+            cpus = float(most)
+        changes["cpus"] = cpus
+    if resources.memory_mb is not None:
+        asked.append(f"memory_mb={resources.memory_mb}")
+        memory, most = resources.memory_mb * MiB, memory_there or machine_memory_bytes()
+        if most is not None and memory > most:
+            capped.append(f"memory_mb {resources.memory_mb} -> {most // MiB} (the machine's MemTotal)")
+            memory = most
+        changes["memory_bytes"] = memory
+    if resources.storage_mb is not None:
+        asked.append(f"storage_mb={resources.storage_mb}")
+    notes = {"task_resources": " ".join(asked)}
+    if capped:
+        notes["capped"] = "; ".join(capped)
+    if resources.storage_mb is not None:
+        notes["storage"] = f"not enforced (storage_mb={resources.storage_mb} asked): {storage_note}"
+    return replace(settings, **changes), notes
 
 
 def remove_stale_cgroups(alive: Callable[[str], bool]) -> list[str]:

@@ -8,7 +8,7 @@ grader runs, the image it was written for) is typed here too: :class:`TaskSource
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 DEFAULT_WORKDIR = "/home/user"
@@ -74,11 +74,50 @@ class ImageSpec:
 
 @dataclass(frozen=True)
 class Resources:
-    """What a task asks of its sandbox (Harbor's ``cpus``, ``memory_mb``, ``storage_mb``); None where it says nothing."""
+    """What a task asks of its sandbox (Harbor's ``cpus``, ``memory_mb``, ``storage_mb``); None where it says nothing.
+
+    The sandbox and the verifier's sandbox enforce ``cpus`` and ``memory_mb`` in place of the
+    harness's defaults, capped at the machine's CPUs and memory; ``storage_mb`` is recorded as
+    not enforced (:func:`pytest_termrl.sandbox.limits.task_settings`).
+    """
 
     cpus: float | None = None
     memory_mb: int | None = None
     storage_mb: int | None = None
+
+
+@dataclass(frozen=True)
+class TaskStep:
+    """One step of a multi-step task (Harbor's ``[[steps]]``): its own instruction, checks and reference.
+
+    The steps of a task run in order in one sandbox; each is graded by its own checks when
+    the agent ends it (:mod:`pytest_termrl.verifier.steps` says how the results combine).
+    """
+
+    name: str
+    instruction: str
+    """What the agent is told when the step begins."""
+    tests_dir: Path
+    """The step's checks: its own tests/ over the task's (a merged copy when both exist)."""
+    grader: GraderSpec
+    """How the step's checks are graded, as for a task of one step."""
+    solution_script: Path | None = None
+    """The step's reference (the oracle agent's command for this step); None when it has none."""
+    agent_timeout_s: float | None = None
+    """The format's time limit for the agent in this step (recorded, not enforced)."""
+    min_reward: tuple[tuple[str, float], ...] = ()
+    """(reward name, least value) pairs: a step whose reward falls below one ends the episode
+    there (Harbor's ``min_reward``; the name ``reward`` is the step's reward itself)."""
+
+    def solution_text(self) -> str:
+        """The step's reference as one bash script ('' when it has none)."""
+        if self.solution_script is None or not self.solution_script.is_file():
+            return ""
+        return self.solution_script.read_text()
+
+
+STEP_REWARD_STRATEGIES = ("mean", "final")
+"""How a multi-step task's reward is made of its steps' (Harbor's ``multi_step_reward_strategy``)."""
 
 
 @dataclass(frozen=True)
@@ -118,9 +157,15 @@ class Task:
     network_mode: str | None = None
     """Harbor's ``[environment] network_mode`` ('public', 'no-network', 'allowlist'; recorded: the sandbox has none)."""
     resources: Resources | None = None
-    """The sandbox resources the task asks for (recorded; the backend's own limits apply)."""
+    """The sandbox resources the task asks for: its cpus and memory are the sandbox's limits (``enforced_limits`` says how)."""
     notes: tuple[str, ...] = ()
     """What the importer assumed or changed, each a readable line."""
+    steps: tuple[TaskStep, ...] = ()
+    """A multi-step task's steps, in order (empty: a task of one step). ``instruction`` is then
+    the first step's, ``grader`` and ``tests_dir`` the last step's, ``solution_script`` every
+    step's reference in order."""
+    step_reward_strategy: str = "mean"
+    """How the steps' rewards make the task's reward: 'mean' or 'final' (:data:`STEP_REWARD_STRATEGIES`)."""
     extra: dict = field(default_factory=dict, compare=False, hash=False)
     """Free-form data a third-party loader attaches; the loaders here leave it empty."""
 
@@ -134,3 +179,11 @@ class Task:
         if self.solution_script is None or not self.solution_script.is_file():
             return ""
         return self.solution_script.read_text()
+
+    def step_task(self, index: int) -> "Task":
+        """Step ``index`` of a multi-step task as a task of one step: its instruction, checks and reference."""
+        step = self.steps[index]
+        return replace(
+            self, instruction=step.instruction, tests_dir=step.tests_dir, grader=step.grader,
+            solution_script=step.solution_script, agent_timeout_s=step.agent_timeout_s, steps=(),
+        )

@@ -132,19 +132,26 @@ class DockerEngine(SandboxBackend):
         self.snapshot_images: dict[str, str] = {}
         """Snapshot home -> image of the sandbox it came from: a task's image serves its verifier too."""
         info = self.client.info()
-        s = settings
-        self.enforced = {
-            "memory": f"cgroup:{s.memory_bytes}" if info.get("MemoryLimit", True) else "none",
-            "processes": f"cgroup:{s.max_processes}" if info.get("PidsLimit", True) else "none",
-            "cpu": f"cgroup:{s.cpus}" if info.get("CpuCfsQuota", True) else "none",
-            "file_size": f"rlimit_fsize:{s.file_size_bytes}",
-        }
+        self._supports = {key: bool(info.get(key, True)) for key in ("MemoryLimit", "PidsLimit", "CpuCfsQuota")}
+        self.machine: tuple[int | None, int | None] = (info.get("NCPU") or None, info.get("MemTotal") or None)
+        """The engine's machine: its CPUs and memory in bytes (what a task's ``cpus`` and ``memory_mb`` are capped at)."""
+        self.enforced = self.enforced_for(settings)
         with _OPEN_LOCK:
             _OPEN[self.run_id] = self
         # Exit hooks run last-registered first: the SDK's transports (paramiko, for ssh://)
         # registered theirs on import and would close the connection before ours runs.
         atexit.unregister(_close_open_engines)
         atexit.register(_close_open_engines)
+
+    def enforced_for(self, settings: SandboxSettings) -> dict[str, str]:
+        """What a container with these settings gets enforced, as the engine reports its cgroup support."""
+        s, supports = settings, self._supports
+        return {
+            "memory": f"cgroup:{s.memory_bytes}" if supports["MemoryLimit"] else "none",
+            "processes": f"cgroup:{s.max_processes}" if supports["PidsLimit"] else "none",
+            "cpu": f"cgroup:{s.cpus}" if supports["CpuCfsQuota"] else "none",
+            "file_size": f"rlimit_fsize:{s.file_size_bytes}",
+        }
 
     # -- containers ------------------------------------------------------------------
     def labels(self, role: str, label: str) -> dict[str, str]:
@@ -172,18 +179,28 @@ class DockerEngine(SandboxBackend):
         image: str,
         binds: list[tuple[str, str, bool]],
         tmpfs_extra: dict[str, str] | None = None,
+        settings: SandboxSettings | None = None,
     ):
         """Create and start one container; binds are (host path, path inside, read-only)."""
         mounts = [self.sdk.types.Mount(inside, host, type="bind", read_only=ro) for host, inside, ro in binds]
-        container = self.create_container(role, label, image, mounts, tmpfs_extra=tmpfs_extra)
+        container = self.create_container(role, label, image, mounts, tmpfs_extra=tmpfs_extra, settings=settings)
         self.start(container, image)
         return container
 
-    def create_container(self, role: str, label: str, image: str, mounts: list, cap_add: tuple[str, ...] = (), tmpfs_extra: dict[str, str] | None = None):
-        """Create (not start) one sandbox-shaped container with these docker ``Mount``s."""
+    def create_container(
+        self,
+        role: str,
+        label: str,
+        image: str,
+        mounts: list,
+        cap_add: tuple[str, ...] = (),
+        tmpfs_extra: dict[str, str] | None = None,
+        settings: SandboxSettings | None = None,
+    ):
+        """Create (not start) one sandbox-shaped container with these docker ``Mount``s and limits (the backend's by default)."""
         docker = self.sdk
         name = f"termrl-{os.getpid()}-{safe_name(label)}-{secrets.token_hex(3)}"
-        kwargs = container_options(docker, self.settings, image, name, self.labels(role, label), mounts, cap_add, tmpfs_extra)
+        kwargs = container_options(docker, settings or self.settings, image, name, self.labels(role, label), mounts, cap_add, tmpfs_extra)
         with self._lock:
             try:
                 container = self.client.containers.create(**kwargs)

@@ -23,6 +23,9 @@ from ..layout import AGENT_ENV, HOME_INSIDE
 
 HOME_PARENT = str(Path(HOME_INSIDE).parent)
 
+STORAGE_NOT_ENFORCED = "the container's writable files are the engine's storage driver's, given no size here"
+"""Why a task's ``storage_mb`` is not enforced on docker (the file-size limit still applies)."""
+
 LABEL = "termrl"
 """Everything a run creates on the engine is labelled ``termrl=1`` (and ``termrl.run``, ``.pid``, ``.host``...)."""
 

@@ -26,11 +26,12 @@ from ..control_files import HostControlFiles
 from ..hostfs import chown_tree, copy_tree, snapshot_home
 from ..image import ImageError, build_task_image, image_exists, missing_image_message
 from ..layout import AGENT_ENV, CTL_INSIDE, HOME_INSIDE, IO_INSIDE
+from ..limits import task_settings
 from ..shell import PersistentShell
 from .engine import DockerEngine
 from .exec import ExecChannel, ExecStream
 from .kill import cgroup_procs, kill_inside, kill_through_cgroup
-from .layout import narrow_system_mounts, skeleton_binds
+from .layout import STORAGE_NOT_ENFORCED, narrow_system_mounts, skeleton_binds
 
 
 class DockerSandbox(Sandbox):
@@ -100,7 +101,7 @@ class DockerSandbox(Sandbox):
             (str(self._in), CTL_INSIDE, True),
             (str(self._out), IO_INSIDE, False),
         ]
-        return self._backend.start_container("agent", self._label, self.image, binds)
+        return self._backend.start_container("agent", self._label, self.image, binds, settings=self.settings)
 
     def _open_shell(self) -> ExecChannel:
         """The agent's bash in an attached exec, as uid 1000 in the home."""
@@ -139,6 +140,9 @@ class DockerSandbox(Sandbox):
 
     # -- the Sandbox API ---------------------------------------------------------------
     def prepare(self, task: Task) -> None:
+        if self.container is None:  # the task's cpus and memory go into the container it is created with
+            self.settings, notes = task_settings(self.settings, task.resources, STORAGE_NOT_ENFORCED, self._backend.machine)
+            self.enforced_limits = {**self._backend.enforced_for(self.settings), **notes}
         s = self.settings
         image = task_image_for(task, self._backend)
         if image is not None and image != self.image:
@@ -173,6 +177,7 @@ class DockerSandbox(Sandbox):
         for stale in [path for path in images if not os.path.exists(path)]:
             images.pop(stale, None)
         images[str(target)] = self.image
+        self._backend.remember_snapshot(target, self.settings)
         return target
 
     def close(self) -> None:
@@ -221,7 +226,7 @@ class LocalMode:
             binds += skeleton_binds(skeleton, trusted)
             binds += [(str(m.host_path), m.sandbox_path, True) for m in trusted]
             binds.append(("/dev/null", "/etc/ld.so.preload", True))
-            container = engine.start_container("verify", home.parent.name, engine.snapshot_image(home), binds)
+            container = engine.start_container("verify", home.parent.name, engine.snapshot_image(home), binds, settings=engine.settings_for(home))
             try:
                 yield container
             finally:

@@ -138,7 +138,7 @@ class RemoteDockerSandbox(DockerSandbox):
             Mount(CTL_INSIDE, self.volumes["ctl"], type="volume", no_copy=True),
             Mount(IO_INSIDE, self.volumes["out"], type="volume", no_copy=True),
         ]
-        container = backend.create_container("agent", self._label, self.image, mounts, cap_add=HARNESS_CAPS)
+        container = backend.create_container("agent", self._label, self.image, mounts, cap_add=HARNESS_CAPS, settings=self.settings)
         backend.start(container, self.image)
         s = self.settings
         try:
@@ -291,7 +291,7 @@ class RemoteMode:
         try:
             volume_mounts = [Mount(HOME_PARENT, home_volume, type="volume", no_copy=True)]
             volume_mounts += [Mount(at, name, type="volume", read_only=True, no_copy=True) for at, name in trusted]
-            container = engine.create_container("verify", home.parent.name, image, volume_mounts)
+            container = engine.create_container("verify", home.parent.name, image, volume_mounts, settings=engine.settings_for(home))
             try:
                 _put(container, HOME_PARENT, tar_tree(home, Path(HOME_INSIDE).name))
                 engine.start(container, image)

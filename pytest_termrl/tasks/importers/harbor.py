@@ -19,21 +19,33 @@ The environment is read from ``environment/Dockerfile`` (its build context is
 ``environment/``) as for Terminal-Bench, or ``[environment] docker_image`` names a prebuilt
 image. The reference ``solution/solve.sh`` runs as its own bash script in the workdir, with
 the rest of ``solution/`` beside it (references to ``/solution/`` are pointed there).
+
+A multi-step task (``[[steps]]``) keeps its steps in ``steps/<name>/``: each has its own
+``instruction.md`` (required), ``tests/`` (layered over the task's ``tests/``: the step's
+files win, so its own test.sh does when it has one) and ``solution/solve.sh`` (the step's
+reference). The environment is the task's, built once for all steps. Each step's merged
+tests and reference wrapper are written into an import cache folder of their own, and the
+step's grader is found as a task's is (:func:`script_grader_analysis`). A step's
+``workdir/`` (files and a setup hook placed before the step) is refused by name: the
+collateral oracle's baseline is taken once, before the first step, so files the harness put
+in the home between steps would be judged as the agent's changes.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import shutil
 import tomllib
 from pathlib import Path
 
 from ...errors import TaskFormatError
+
 from ..files import check_instruction, check_tree, read_text, regular_file
-from ..model import GraderSpec, Task, TaskSource
-from .cache import materialise_plan
+from ..model import GraderSpec, Task, TaskSource, TaskStep
+from .cache import digest_tree, materialise, materialise_plan
 from .dockerfile import DockerPlan, image_spec, is_generic_base, plan_dockerfile
-from .harbor_config import read_config
+from .harbor_config import HarborConfig, StepConfig, read_config
 from .metadata import difficulty_of, inputs_named, marker_word, requires_from, string_list, task_id_from
 from .reference import solution_wrapper
 from .scripts import analyse_script, missing_test_imports
@@ -102,12 +114,14 @@ def load_harbor_task(task_dir: Path) -> Task:
     config = read_config(toml_path, data)
 
     instruction_path = task_dir / "instruction.md"
-    if data.get("steps") is not None and not os.path.lexists(instruction_path):
-        instruction = f"(a multi-step task: {len(data['steps']) if isinstance(data['steps'], list) else 1} steps, each with its own instruction)"
+    notes: list[str] = list(config.notes)
+    if config.steps:
+        instruction = ""  # the first step's, once the steps are read
+        if os.path.lexists(instruction_path):
+            notes.append("instruction.md at the task's root is not sent: a multi-step task's instructions are its steps'")
     else:
         instruction = check_instruction(instruction_path, None, read_text(instruction_path, what="the task's instruction for the agent"))
 
-    notes: list[str] = list(config.notes)
     difficulty = difficulty_of(toml_path, meta.get("difficulty", data.get("difficulty")), notes)
     category = meta.get("category", "general")
     if not isinstance(category, str) or not category.strip():
@@ -120,9 +134,10 @@ def load_harbor_task(task_dir: Path) -> Task:
 
     tests_dir = task_dir / "tests"
     test_sh = tests_dir / TEST_SCRIPT
-    if not os.path.lexists(test_sh):
-        raise TaskFormatError(test_sh, None, "missing: a Harbor task's grader is tests/test.sh")
-    regular_file(test_sh, what="the Harbor grader script")
+    if not config.steps:
+        if not os.path.lexists(test_sh):
+            raise TaskFormatError(test_sh, None, "missing: a Harbor task's grader is tests/test.sh")
+        regular_file(test_sh, what="the Harbor grader script")
     check_tree(task_dir, tests_dir)
 
     env_dir = task_dir / "environment"
@@ -144,23 +159,27 @@ def load_harbor_task(task_dir: Path) -> Task:
         needs_docker.append(f"{toml_path}: [environment] docker_image = {image} (a prebuilt image)")
     needs_docker = plan.blockers + needs_docker + config.image_refusals
 
-    solution_dir = task_dir / "solution"
-    solve = solution_dir / "solve.sh"
-    solution = read_text(solve, what="the reference solution, a bash script") if os.path.lexists(solve) else None
-    siblings = {}
-    if solution is not None:
-        for path in sorted(solution_dir.rglob("*")):
-            if path.is_file() and path != solve and "__pycache__" not in path.parts:
-                siblings[path.relative_to(solution_dir).as_posix()] = path.read_bytes()
-
-    grader, grader_note, grader_blockers = script_grader_analysis(test_sh, tests_dir)
     task_id = task_id_from(task_dir.name)
     label = f"Harbor task {task_dir.name}"
-    reference = None
-    if solution is not None:
-        reference = solution_wrapper(
-            solution, plan.workdir, f"{label} (solution/solve.sh)", siblings, rewrite_dir="/solution", env=config.solution_env
-        )
+    steps: tuple[TaskStep, ...] = ()
+    inputs_text = instruction
+    if config.steps:
+        steps = load_steps(task_dir, config, plan.workdir, task_id, label)
+        instruction, inputs_text = steps[0].instruction, "\n".join(step.instruction for step in steps)
+        last = steps[-1].grader  # the task as a whole is graded as its last step is
+        grader, test_sh, tests_dir, grader_env, grader_timeout = last.kind, last.script, steps[-1].tests_dir, last.env, last.timeout_s
+        grader_note = "; ".join(f"step {step.name}: {step.grader.note}" for step in steps if step.grader.note) or None
+        grader_blockers = [f"step {step.name}: {why}" for step in steps for why in step.grader.blockers]
+        references = [step.solution_text() for step in steps]
+        solution = "\n".join(references) if any(references) else None
+        reference = "".join(f"# step {step.name}\n{text}" for step, text in zip(steps, references)) if solution else None
+        if os.path.lexists(task_dir / "solution"):
+            notes.append("solution/ at the task's root is not run: a multi-step task's references are its steps'")
+    else:
+        solution_dir = task_dir / "solution"
+        solution, reference = _reference(solution_dir, plan.workdir, f"{label} (solution/solve.sh)", config)
+        grader, grader_note, grader_blockers = script_grader_analysis(test_sh, tests_dir)
+        grader_env, grader_timeout = tuple(config.verifier_env.items()), config.verifier_timeout
     files = materialise_plan(FORMAT, task_id, task_dir, plan, str(dockerfile), reference)
     title = task_table.get("description") if isinstance(task_table.get("description"), str) else None
     return Task(
@@ -171,7 +190,7 @@ def load_harbor_task(task_dir: Path) -> Task:
         difficulty=difficulty,
         category=marker_word(category),
         tags=tags,
-        inputs=inputs_named(instruction, files.environment_dir, plan.workdir),
+        inputs=inputs_named(inputs_text, files.environment_dir, plan.workdir),
         workdir=plan.workdir,
         requires=requires_from(solution or "", "\n".join(plan.setup)),
         environment_dir=files.environment_dir,
@@ -184,8 +203,8 @@ def load_harbor_task(task_dir: Path) -> Task:
             kind=grader,
             script=test_sh,
             reward_threshold=config.threshold,
-            env=tuple(config.verifier_env.items()),
-            timeout_s=config.verifier_timeout,
+            env=grader_env,
+            timeout_s=grader_timeout,
             note=grader_note,
             blockers=tuple(grader_blockers) + tuple(config.refusals),
         ),
@@ -196,4 +215,82 @@ def load_harbor_task(task_dir: Path) -> Task:
         network_mode=config.network_mode,
         resources=config.resources,
         notes=tuple(notes),
+        steps=steps,
+        step_reward_strategy=config.step_reward_strategy,
     )
+
+
+def _reference(solution_dir: Path, workdir: str, label: str, config: HarborConfig) -> tuple[str | None, str | None]:
+    """(solve.sh's text, the wrapper that runs it with its siblings) of a solution/ folder; (None, None) without one."""
+    solve = solution_dir / "solve.sh"
+    if not os.path.lexists(solve):
+        return None, None
+    solution = read_text(solve, what="the reference solution, a bash script")
+    siblings = {}
+    for path in sorted(solution_dir.rglob("*")):
+        if path.is_file() and path != solve and "__pycache__" not in path.parts:
+            siblings[path.relative_to(solution_dir).as_posix()] = path.read_bytes()
+    return solution, solution_wrapper(solution, workdir, label, siblings, rewrite_dir="/solution", env=config.solution_env)
+
+
+def load_steps(task_dir: Path, config: HarborConfig, workdir: str, task_id: str, label: str) -> tuple[TaskStep, ...]:
+    """The steps of a multi-step task from ``steps/<name>/``: instruction, merged tests, grader, reference.
+
+    The merged tests/ (the task's, then the step's over them) and the reference wrappers go
+    into an import cache folder of their own; a step without a test.sh in either is refused.
+    """
+    shared_tests = task_dir / "tests"
+    read: list[tuple[StepConfig, Path, str, str | None]] = []
+    for step in config.steps:
+        folder = task_dir / "steps" / step.name
+        if not folder.is_dir():
+            raise TaskFormatError(folder, None, f"missing: the folder of step {step.name!r} ([[steps]] in task.toml)")
+        for refused in ("workdir", "environment"):
+            if os.path.lexists(folder / refused):
+                raise TaskFormatError(
+                    folder / refused, None,
+                    "a step's own files and setup hook are not placed here: the collateral oracle's baseline is taken "
+                    "before the first step, so files put in the home between steps would count as the agent's changes",
+                )
+        path = folder / "instruction.md"
+        text = check_instruction(path, None, read_text(path, what=f"the instruction of step {step.name!r}"))
+        step_tests = folder / "tests"
+        if not (step_tests / TEST_SCRIPT).is_file() and not (shared_tests / TEST_SCRIPT).is_file():
+            raise TaskFormatError(step_tests / TEST_SCRIPT, None, f"missing: step {step.name!r} has no grader (steps/{step.name}/tests/test.sh or tests/test.sh)")
+        regular_file(step_tests / TEST_SCRIPT if (step_tests / TEST_SCRIPT).is_file() else shared_tests / TEST_SCRIPT, what="the Harbor grader script")
+        check_tree(folder, step_tests)
+        _, reference = _reference(folder / "solution", workdir, f"{label}, step {step.name} (steps/{step.name}/solution/solve.sh)", config)
+        read.append((step, step_tests, text, reference))
+
+    def build(cache: Path) -> None:
+        for index, (step, step_tests, _, reference) in enumerate(read):
+            target = cache / f"{index + 1}-{step.name}"
+            tests = target / "tests"
+            tests.mkdir(parents=True)
+            for source in (shared_tests, step_tests):
+                if source.is_dir():
+                    shutil.copytree(source, tests, symlinks=True, dirs_exist_ok=True, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+            for folder in [tests, *(p for p in tests.rglob("*") if p.is_dir() and not p.is_symlink())]:
+                os.chmod(folder, 0o755)
+            if reference is not None:
+                (target / "solution.sh").write_text(reference)
+
+    cache = materialise(f"{FORMAT}-steps", task_id, digest_tree(task_dir), build)
+    steps = []
+    for index, (step, _, text, reference) in enumerate(read):
+        target = cache / f"{index + 1}-{step.name}"
+        tests = target / "tests"
+        kind, note, blockers = script_grader_analysis(tests / TEST_SCRIPT, tests)
+        steps.append(TaskStep(
+            name=step.name,
+            instruction=text,
+            tests_dir=tests,
+            grader=GraderSpec(
+                kind=kind, script=tests / TEST_SCRIPT, reward_threshold=config.threshold, env=tuple(step.verifier_env.items()),
+                timeout_s=step.verifier_timeout, note=note, blockers=tuple(blockers),
+            ),
+            solution_script=target / "solution.sh" if reference is not None else None,
+            agent_timeout_s=step.agent_timeout,
+            min_reward=step.min_reward,
+        ))
+    return tuple(steps)

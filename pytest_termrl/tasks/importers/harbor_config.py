@@ -11,14 +11,20 @@ How each field that changes a trial is met here:
                                    grader that installs over it is refused by its line
 ``agent.user``, ``verifier.user``  honoured when it is the agent's user (unset, ``user``,
                                    ``agent``, 1000); any other user is refused by name
-``cpus``, ``memory_mb``,           recorded as the task's resources (``Task.resources``);
-``storage_mb``, ``memory``,        limits the backend enforces are its own settings
-``storage``
+``cpus``, ``memory_mb``,           the task's resources (``Task.resources``): cpus and memory
+``storage_mb``, ``memory``,        are the limits of the agent's and the verifier's sandboxes,
+``storage``                        capped at the machine's; storage is recorded, not enforced
 ``gpus``, ``mcp_servers``,         refused by name (``needs_docker``): bwrap cannot stand in
 ``healthcheck``                    for a GPU, an MCP server or a service its image starts
 ``verifier.env``, ``solution.env`` the grader's and the reference's variables
 ``*.timeout_sec``                  the grader's limit; the agent's is recorded
-``[[steps]]``                      refused by name: one instruction and one grader per task here
+``[[steps]]``,                     the task's steps (``Task.steps``), run in order in one
+``multi_step_reward_strategy``     sandbox, each graded by its own checks; per step ``name``,
+                                   ``min_reward`` (ends the episode early), ``agent.timeout_sec``
+                                   (recorded), ``verifier.timeout_sec`` and ``verifier.env``
+                                   (over the task's); users as above; a step's ``healthcheck``
+                                   as the task's; ``multi_step_reward_mode`` (before 1.3) is
+                                   dropped, as Harbor drops it
 =================================  ========================================================
 
 A field this module does not know is a warning naming it (``Task.notes``), never silence.
@@ -26,15 +32,19 @@ A field this module does not know is a warning naming it (``Task.notes``), never
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ...errors import TaskFormatError
-from ..model import Resources
+from ..model import STEP_REWARD_STRATEGIES, Resources
 from .metadata import number
 
 KNOWN = {
-    "": {"version", "schema_version", "task", "metadata", "verifier", "agent", "environment", "solution", "steps", "source"},
+    "": {
+        "version", "schema_version", "task", "metadata", "verifier", "agent", "environment", "solution", "steps", "source",
+        "multi_step_reward_strategy", "multi_step_reward_mode",
+    },
     "task": {"name", "description", "authors", "keywords"},
     "verifier": {"timeout_sec", "env", "user", "network_mode", "allowed_hosts", "pass_threshold"},
     "agent": {"timeout_sec", "user", "network_mode", "allowed_hosts"},
@@ -45,8 +55,29 @@ KNOWN = {
     "solution": {"env"},
 }
 """The fields read, per table ('' is the top level); ``[metadata]`` is free-form in Harbor."""
+STEP_KNOWN = {
+    "": {"name", "min_reward", "agent", "verifier", "healthcheck"},
+    "agent": {"timeout_sec", "user"},
+    "verifier": {"timeout_sec", "env", "user"},
+}
+"""The fields of one ``[[steps]]`` entry read, per table ('' is the entry itself)."""
 NETWORK_MODES = ("public", "no-network", "allowlist")
 AGENT_USERS = (None, "user", "agent", 1000, "1000")
+STEP_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+"""A step's name is the name of its folder under steps/."""
+
+
+@dataclass
+class StepConfig:
+    """One ``[[steps]]`` entry of task.toml, checked; its files are read by the importer from ``steps/<name>/``."""
+
+    name: str
+    min_reward: tuple[tuple[str, float], ...] = ()
+    """(reward name, least value): Harbor's ``min_reward``, a number (the step's reward) or a table of named rewards."""
+    agent_timeout: float | None = None
+    verifier_timeout: float | None = None
+    verifier_env: dict[str, str] = field(default_factory=dict)
+    """The step's ``[steps.verifier] env`` over the task's ``[verifier] env``."""
 
 
 @dataclass
@@ -65,6 +96,10 @@ class HarborConfig:
     build_timeout: float | None = None
     """``[environment] build_timeout_sec``: the limit of the setup that stands for the image build."""
     threshold: float = 1.0
+    steps: list[StepConfig] = field(default_factory=list)
+    """The ``[[steps]]`` of a multi-step task, in order (empty for a task of one step)."""
+    step_reward_strategy: str = "mean"
+    """``multi_step_reward_strategy``: 'mean' (Harbor's default) or 'final'."""
     refusals: list[str] = field(default_factory=list)
     """Why the task cannot run here as its author meant (each names the field)."""
     image_refusals: list[str] = field(default_factory=list)
@@ -186,11 +221,64 @@ def read_config(path: Path, data: dict) -> HarborConfig:
         config.refusals.append(
             f"environment.env ({', '.join(sorted(environment['env']))}): variables resolved from the host for the agent are not passed here"
         )
-    steps = data.get("steps")
-    if steps is not None:
-        count = len(steps) if isinstance(steps, list) else 1
-        config.refusals.append(
-            f"[[steps]] ({count} steps): a multi-step task, each step with its own instruction and checks, is not run here; "
-            "one instruction and one grader per task"
-        )
+    _read_steps(path, data, config)
     return config
+
+
+def _read_steps(path: Path, data: dict, config: HarborConfig) -> None:
+    """The ``[[steps]]`` entries and the reward strategy into ``config``; bad values name the field."""
+    steps = data.get("steps")
+    if data.get("multi_step_reward_mode") is not None:
+        config.notes.append("multi_step_reward_mode (before schema 1.3) is dropped, as Harbor drops it")
+    strategy = data.get("multi_step_reward_strategy")
+    if strategy is not None and strategy not in STEP_REWARD_STRATEGIES:
+        raise TaskFormatError(path, "multi_step_reward_strategy", f"expected one of {', '.join(STEP_REWARD_STRATEGIES)}")
+    if steps is None:
+        if strategy is not None:
+            config.notes.append("multi_step_reward_strategy is set but the task has no [[steps]] (not read)")
+        return
+    if not isinstance(steps, list) or not steps or not all(isinstance(step, dict) for step in steps):
+        raise TaskFormatError(path, "steps", "expected one or more [[steps]] tables")
+    config.step_reward_strategy = strategy or "mean"
+    seen: set[str] = set()
+    for index, step in enumerate(steps):
+        where = f"steps[{index}]"
+        name = step.get("name")
+        if not isinstance(name, str) or not STEP_NAME.fullmatch(name):
+            raise TaskFormatError(path, f"{where}.name", "expected a folder name under steps/ (letters, digits, '.', '_', '-')")
+        if name in seen:
+            raise TaskFormatError(path, f"{where}.name", f"expected a name no other step has; {name!r} is repeated")
+        seen.add(name)
+        agent, verifier = _table(path, step, "agent"), _table(path, step, "verifier")
+        for key in sorted(set(step) - STEP_KNOWN[""]):
+            config.notes.append(f"warning: unknown field '{where}.{key}' ({name}) in task.toml (not read)")
+        for table_name, table in (("agent", agent), ("verifier", verifier)):
+            for key in sorted(set(table) - STEP_KNOWN[table_name]):
+                config.notes.append(f"warning: unknown field '{where}.{table_name}.{key}' ({name}) in task.toml (not read)")
+            user = table.get("user")
+            if user not in AGENT_USERS:
+                config.refusals.append(
+                    f"{where}.{table_name}.user = {user!r} (step {name}): the {table_name} runs as the agent's user here (uid 1000), never as another user"
+                )
+        if step.get("healthcheck") is not None:
+            config.image_refusals.append(
+                f"{path}: {where}.healthcheck (step {name}): the step waits for a service its image starts, and bwrap starts none"
+            )
+        config.steps.append(StepConfig(
+            name=name,
+            min_reward=_min_reward(path, f"{where}.min_reward", step.get("min_reward")),
+            agent_timeout=number(path, f"{where}.agent.timeout_sec", agent.get("timeout_sec"), config.agent_timeout),
+            verifier_timeout=number(path, f"{where}.verifier.timeout_sec", verifier.get("timeout_sec"), config.verifier_timeout),
+            verifier_env={**config.verifier_env, **_strings(path, f"{where}.verifier.env", verifier.get("env"))},
+        ))
+
+
+def _min_reward(path: Path, where: str, value) -> tuple[tuple[str, float], ...]:
+    """Harbor's ``min_reward``: a number (the step's reward) or a table of named rewards, as (name, value) pairs."""
+    if value is None:
+        return ()
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return (("reward", float(value)),)
+    if isinstance(value, dict) and value and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value.values()):
+        return tuple(sorted((str(k), float(v)) for k, v in value.items()))
+    raise TaskFormatError(path, where, "expected a number or a table of named rewards and numbers")

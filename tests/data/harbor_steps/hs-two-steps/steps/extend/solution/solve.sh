@@ -1,0 +1,2 @@
+#!/bin/bash
+echo second >> /app/steps.log
