@@ -1,0 +1,226 @@
+"""LoRA SFT of a GGUF model (the embedded Gemma 3 270M) on examples rendered as its server renders them.
+
+    python -m pytest_termrl.training sft-gguf --data data/sft.jsonl --out out/sft [--gguf FILE]
+
+The base model is the GGUF the server serves, loaded by transformers' GGUF support
+(``gguf_file=``, dequantized to float32); the examples are ``training data`` rows rendered
+by :mod:`.render` with llama.cpp's own tokenizer, so the ids are the server's prompt ids
+and the loss covers assistant turns only (labels -100 elsewhere). TRL's SFTTrainer runs
+the steps; its loss is replaced by one that sends only the positions that carry loss
+through the output layer (262k wide for Gemma: most of a step's cost otherwise). The
+adapter is saved with ``save_pretrained`` and written next to it as a GGUF LoRA adapter
+(:mod:`.gguf_lora`) for ``--lora_path``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .config import to_dict
+
+GGUF_ADAPTER = "adapter.gguf"
+METADATA_FILE = "termrl_training.json"
+
+
+@dataclass
+class GgufSftOptions:
+    data: list[str] = field(default_factory=list, metadata={"help": "SFT JSONL file(s) written by `training data`"})
+    out: str | None = field(default=None, metadata={"help": "folder for the adapter (PEFT and GGUF)"})
+    gguf: str | None = field(default=None, metadata={"help": "base GGUF (default: the embedded model)"})
+    max_steps: int = 20
+    learning_rate: float = 5e-4
+    lr_scheduler_type: str = "constant"
+    warmup_steps: float = 0.0
+    per_device_train_batch_size: int = 1
+    gradient_accumulation_steps: int = 1
+    max_length: int = field(default=1024, metadata={"help": "tokens per example (longer ones keep their start)"})
+    lora_r: int = 16
+    lora_alpha: int = 32
+    lora_dropout: float = 0.0
+    lora_target_modules: list[str] = field(default_factory=lambda: ["all-linear"])
+    threads: int = field(default=0, metadata={"help": "torch threads (0: leave torch's default)"})
+    logging_steps: int = 1
+    seed: int = 0
+
+    def check(self) -> None:
+        if not self.data:
+            raise ValueError("sft-gguf needs --data")
+        if not self.out:
+            raise ValueError("sft-gguf needs --out")
+        for name in self.data:
+            if not Path(name).is_file():
+                raise ValueError(f"--data: file not found: {name}")
+
+
+@dataclass
+class GgufSftResult:
+    out: Path
+    gguf_adapter: Path
+    losses: list[float]
+    examples: int
+    seconds: dict
+    trainer: object = None
+    model: object = None
+
+
+def load_gguf_model(gguf_path: Path | str, threads: int = 0):
+    """The GGUF as a float32 transformers causal LM (dequantized), on the CPU."""
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    if threads:
+        torch.set_num_threads(threads)
+    path = Path(gguf_path)
+    model = AutoModelForCausalLM.from_pretrained(str(path.parent), gguf_file=path.name, dtype=torch.float32)
+    # The weights are plain float32 now; the GGUF "quantizer" left on the model only makes
+    # the trainer refuse it as a quantized model.
+    quantizer = getattr(model, "hf_quantizer", None)
+    if quantizer is not None:
+        quantizer.remove_quantization_config(model)
+    return model
+
+
+def read_rows(files: list[str]) -> list[dict]:
+    rows = []
+    for name in files:
+        for lineno, line in enumerate(Path(name).read_text().splitlines(), 1):
+            if not line.strip():
+                continue
+            row = json.loads(line)
+            for key in ("messages", "tools"):
+                if key not in row:
+                    raise ValueError(f"{name}:{lineno}: field {key!r} missing; expected SFT rows from `training data`")
+            rows.append(row)
+    return rows
+
+
+def rendered_dataset(rows: list[dict], tokenizer, max_length: int):
+    """A ``datasets.Dataset`` of ``input_ids`` / ``labels`` (-100 outside assistant turns)."""
+    from datasets import Dataset
+
+    from .render import render_rows
+
+    records = []
+    for example in render_rows(rows, tokenizer):
+        ids, labels = example.input_ids[:max_length], example.labels[:max_length]
+        if any(label != -100 for label in labels[1:]):
+            records.append({"input_ids": ids, "labels": labels})
+    if not records:
+        raise ValueError(f"no example keeps an assistant token within --max-length {max_length}")
+    return Dataset.from_list(records)
+
+
+def loss_at_labels(model, inputs: dict):
+    """Mean next-token cross-entropy, with the output layer applied only where a label is."""
+    import torch.nn.functional as F
+
+    labels = inputs["labels"]
+    targets = labels[:, 1:]
+    keep = targets != -100
+    positions = keep.new_zeros(labels.shape)
+    positions[:, :-1] = keep
+    outputs = model(input_ids=inputs["input_ids"], attention_mask=inputs.get("attention_mask"), logits_to_keep=positions, use_cache=False)
+    logits = outputs.logits.reshape(-1, outputs.logits.shape[-1])
+    return F.cross_entropy(logits.float(), targets[keep], reduction="sum"), int(keep.sum())
+
+
+def _trainer_class():
+    from trl import SFTTrainer
+
+    class LabelPositionsSFTTrainer(SFTTrainer):
+        """SFTTrainer whose loss projects only the labelled positions onto the vocabulary."""
+
+        def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
+            total, count = loss_at_labels(model, inputs)
+            denominator = num_items_in_batch if num_items_in_batch is not None else max(count, 1)
+            loss = total / denominator
+            return (loss, None) if return_outputs else loss
+
+    return LabelPositionsSFTTrainer
+
+
+def train_gguf_sft(options: GgufSftOptions, callbacks: list | None = None) -> GgufSftResult:
+    options.check()
+    import torch
+    from trl import SFTConfig
+
+    from ..agents.embedded import ensure_embedded_model
+    from .gguf_lora import convert_peft_lora
+    from .render import ServingTokenizer
+    from .sft import lora_config
+
+    seconds = {}
+    started = time.monotonic()
+    base = Path(options.gguf) if options.gguf else ensure_embedded_model()
+    tokenizer = ServingTokenizer(base)
+    rows = read_rows(options.data)
+    dataset = rendered_dataset(rows, tokenizer, options.max_length)
+    seconds["render"] = time.monotonic() - started
+
+    mark = time.monotonic()
+    model = load_gguf_model(base, options.threads)
+    seconds["load"] = time.monotonic() - mark
+    out = Path(options.out)
+    args = SFTConfig(
+        output_dir=str(out / "checkpoints"),
+        max_steps=options.max_steps,
+        learning_rate=options.learning_rate,
+        lr_scheduler_type=options.lr_scheduler_type,
+        warmup_steps=options.warmup_steps,
+        per_device_train_batch_size=options.per_device_train_batch_size,
+        gradient_accumulation_steps=options.gradient_accumulation_steps,
+        max_length=options.max_length,
+        packing=False,
+        logging_steps=options.logging_steps,
+        save_strategy="no",
+        report_to="none",
+        seed=options.seed,
+        use_cpu=not torch.cuda.is_available(),
+        dataloader_num_workers=0,
+        bf16=False,
+        remove_unused_columns=False,
+    )
+    peft = lora_config(options.lora_r, options.lora_alpha, options.lora_dropout, options.lora_target_modules)
+    trainer = _trainer_class()(model=model, args=args, train_dataset=dataset, processing_class=hf_tokenizer(base), peft_config=peft, callbacks=callbacks)
+    mark = time.monotonic()
+    output = trainer.train()
+    seconds["train"] = time.monotonic() - mark
+    losses = [entry["loss"] for entry in trainer.state.log_history if "loss" in entry]
+    if not losses or not all(math.isfinite(x) for x in losses):
+        raise RuntimeError(f"SFT loss is not finite: {losses}")
+
+    mark = time.monotonic()
+    out.mkdir(parents=True, exist_ok=True)
+    trainer.model.save_pretrained(str(out))
+    report = convert_peft_lora(out, base, out / GGUF_ADAPTER)
+    seconds["convert"] = time.monotonic() - mark
+    metadata = {"command": "sft-gguf", "base_gguf": str(base), "options": to_dict(options), "metrics": output.metrics,
+                "examples": len(dataset), "losses": losses, "seconds": seconds, "gguf_adapter": report.to_dict()}
+    (out / METADATA_FILE).write_text(json.dumps(metadata, indent=2, sort_keys=True, default=str) + "\n")
+    return GgufSftResult(out=out, gguf_adapter=report.out, losses=losses, examples=len(dataset), seconds=seconds, trainer=trainer, model=trainer.model)
+
+
+def hf_tokenizer(gguf_path: Path | str):
+    """transformers' tokenizer of the GGUF (the trainer's pad and eos ids), converted once and
+    kept next to the file: the conversion takes most of a minute, loading it back a second."""
+    import os
+    import shutil
+    import tempfile
+
+    from transformers import AutoTokenizer
+
+    path = Path(gguf_path)
+    saved = path.with_name(path.stem + ".tokenizer")
+    if not (saved / "tokenizer_config.json").is_file():
+        tokenizer = AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
+        partial = Path(tempfile.mkdtemp(prefix=f".{saved.name}.", dir=path.parent))
+        tokenizer.save_pretrained(str(partial))
+        try:
+            os.replace(partial, saved)
+        except OSError:  # another process saved it first
+            shutil.rmtree(partial, ignore_errors=True)
+    return AutoTokenizer.from_pretrained(str(saved))
