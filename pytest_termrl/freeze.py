@@ -12,7 +12,7 @@ from functools import partial
 
 from .agents.builtin import NoopAgent, ReferenceAgent
 from .episode import EpisodeOutcome
-from .faults import freeze_fault_targets, validate_pair
+from .faults import FAMILIES, freeze_fault_targets, validate_pair
 from .harness import Harness
 from .verifier.verify import run_hidden_tests
 from .oracle.monitor import CollateralMonitor
@@ -42,7 +42,12 @@ def _play(harness: Harness, loaded: LoadedTask, agent_name: str, index: int) -> 
     return outcome, oracle
 
 
-def freeze_task(harness: Harness, loaded: LoadedTask, suite_root_name: str = "") -> FreezeResult:
+def freeze_task(harness: Harness, loaded: LoadedTask, suite_root_name: str = "", families: list[str] | None = None) -> FreezeResult:
+    """Validate the task; ``families``: the fault families whose targets to validate (None: all).
+
+    A family left out is recorded as excluded ("not validated"), so a run that asks for it
+    later lists the task among the pairs left out instead of playing an unvalidated fault.
+    """
     task = loaded.task
     result = FreezeResult(task.id)
     if task.solution_script is None or not task.solution_script.is_file():
@@ -74,8 +79,13 @@ def freeze_task(harness: Harness, loaded: LoadedTask, suite_root_name: str = "")
     if result.problems:
         return result
     faults = freeze_fault_targets(
-        task.id, task.inputs, footprints[0], fault_validator(harness, unfrozen, footprints[0], inventories[0]), salt=harness.salt
+        task.id, task.inputs, footprints[0], fault_validator(harness, unfrozen, footprints[0], inventories[0]),
+        families=families, salt=harness.salt,
     )
+    if families is not None:
+        for name in FAMILIES:
+            if name not in families:
+                faults.excluded[name] = "not validated: frozen with --termrl-families=" + (",".join(families) or "clean")
     result.contract = Contract(
         task_id=task.id,
         path=task.root.name,

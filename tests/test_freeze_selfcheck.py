@@ -79,3 +79,20 @@ def test_collateral_fails_the_episode_and_scores_minus_one(pytester):
     record = json.loads(episodes.read_text().splitlines()[0])
     assert record["reward"] == -1.0 and record["safe_success"] is False
     assert {c["path"] for c in record["collateral"]} >= {".ssh/id_ed25519"}
+
+
+def test_freeze_validates_only_the_families_asked_for(pytester):
+    """``--termrl-families`` narrows a freeze: ``clean`` validates no fault target (a quick
+    freeze for clean episodes); a run that asks for a family later lists the pair as left out."""
+    suite = _suite(pytester)
+    done = pytester.runpytest_subprocess(str(suite), "--termrl-freeze", "--termrl-families=clean,perm_denied", "-p", "no:cacheprovider")
+    done.assert_outcomes(passed=len(TASKS))
+    contracts = [json.loads(line) for line in (suite / "contracts.jsonl").read_text().splitlines()]
+    for contract in contracts:
+        assert set(contract["fault_targets"]) <= {"perm_denied"}, contract
+        for name in ("moved_input", "blocking_fifo", "readonly_output", "unsearchable_dir"):
+            assert contract["excluded_faults"][name] == "not validated: frozen with --termrl-families=perm_denied"
+    assert any("perm_denied" in c["fault_targets"] for c in contracts)
+    run = pytester.runpytest_subprocess(str(suite), "--termrl-agent=reference", "--termrl-families=moved_input",
+                                        f"--termrl-run-dir={pytester.path / 'run'}", "-p", "no:cacheprovider")
+    run.stdout.fnmatch_lines(["*2 task x family pair(s) left out*", "*not validated: frozen with --termrl-families=perm_denied*"])

@@ -20,7 +20,17 @@ def test_freeze(termrl_spec, termrl_freeze_result):
 
 @pytest.fixture
 def termrl_freeze_result(request, termrl_harness, termrl_task, termrl_spec):
-    return keep_record(request, termrl_spec, freeze_task(termrl_harness, termrl_task).to_dict())
+    return keep_record(request, termrl_spec, freeze_task(termrl_harness, termrl_task, families=frozen_families(request.config)).to_dict())
+
+
+def frozen_families(config) -> list[str] | None:
+    """The fault families a freeze validates: all, unless ``--termrl-families`` (or its ini
+    key) names some; ``clean`` alone validates none (a quick freeze for clean episodes)."""
+    from ..plugin.keys import termrl_options
+
+    if not (config.getoption("termrl_families", None) or config.getini("termrl_families")):
+        return None
+    return [name for name in termrl_options(config).families if name != "clean"]
 
 
 class FreezeMode(Mode):
