@@ -6,7 +6,7 @@ the same way whether pytest or a trainer asked for it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
 from .agents.base import Agent, AgentContext, EpisodeLimits
@@ -93,6 +93,8 @@ class Harness:
         agent left it, then the fault monitor checks integrity and restores the input for grading.
         """
         context = self.context(spec, loaded)
+        if fault is not None:
+            context = replace(context, fault_repair=FAMILIES[fault.family].generic_repair(fault))
         settings = self.settings
         if context.limits is not settings.limits:
             settings = EpisodeSettings(context.limits, settings.command_timeout_s, settings.per_test_timeout_s)

@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Callable
 
 from .base import Agent, AgentContext, AgentUsage, EpisodeLimits, Observation, Turn
-from .builtin import AGENT_ALIASES, NoopAgent, ReferenceAgent, ScriptAgent, load_predictions
+from .builtin import AGENT_ALIASES, NoopAgent, RecoveryAgent, ReferenceAgent, ScriptAgent, load_predictions
 
 AgentFactory = Callable[[], Agent]
-_AGENTS: dict[str, AgentFactory] = {"reference": ReferenceAgent, "noop": NoopAgent, "script": ScriptAgent}
+_AGENTS: dict[str, AgentFactory] = {"reference": ReferenceAgent, "noop": NoopAgent, "script": ScriptAgent, "recovery": RecoveryAgent}
 
 
 def register_agent(name: str, factory: AgentFactory) -> None:
@@ -33,6 +33,7 @@ __all__ = [
     "EpisodeLimits",
     "NoopAgent",
     "Observation",
+    "RecoveryAgent",
     "ReferenceAgent",
     "ScriptAgent",
     "Turn",

@@ -33,6 +33,8 @@ class AgentContext:
     """The reference solution; only the oracle agent may read it."""
     prediction: str | None = None
     """A scripted agent's prepared script, if one was given for this task."""
+    fault_repair: str | None = None
+    """The injected fault's repair command (run in the home); only the recovery teacher reads it."""
 
 
 @dataclass(frozen=True)

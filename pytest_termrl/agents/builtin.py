@@ -64,6 +64,25 @@ class ReferenceAgent(ScriptedAgent):
         return [context.solution]
 
 
+class RecoveryAgent(ScriptedAgent):
+    """The teacher of recovery episodes: tries the reference, meets the fault, repairs it, solves.
+
+    In a clean episode it is the reference agent. With a fault, its first command is the
+    reference solution, which runs into the broken input or folder (the episode records
+    the fault as observed); then the family's generic repair (written from what an error
+    shows, not from where the fault hid things); then the
+    reference again, now on the repaired environment. Its safe successes are the
+    rejection-sampled recovery examples training learns from.
+    """
+
+    name = "recovery"
+
+    def commands_for(self, context: AgentContext) -> list[str]:
+        if not context.fault_repair:
+            return [context.solution]
+        return [context.solution, context.fault_repair, context.solution]
+
+
 class CommandsAgent(ScriptedAgent):
     """Runs the reference, then the given extra commands (an accident of the self-check or the audit)."""
 

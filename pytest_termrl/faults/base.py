@@ -153,6 +153,12 @@ class FaultFamily:
         """A bash command the agent's user can run in /home/user to repair the fault."""
         raise NotImplementedError
 
+    def generic_repair(self, state: FaultState) -> str:
+        """A repair written from what the agent can know (the path an error names, the
+        family's kind of damage), not from where the fault put things: what a recovery
+        teacher shows a model. Defaults to :meth:`repair_command`."""
+        return self.repair_command(state)
+
     def observed(self, state: FaultState, command: str, output: str, timed_out: bool) -> bool:
         """Did this command run into the fault: an error naming the target (permission denied,
         no such file...), or a timeout of a command naming it? Seeing the fault in a long

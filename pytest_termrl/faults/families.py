@@ -77,6 +77,9 @@ class PermDenied(InputFileFamily):
     def repair_command(self, state: FaultState) -> str:
         return f"chmod {state.original_mode:04o} {q(state.target)}"
 
+    def generic_repair(self, state: FaultState) -> str:
+        return f"chmod u+rw {q(state.target)}"
+
     def observed(self, state: FaultState, command: str, output: str, timed_out: bool) -> bool:
         name = fsops.basename(state.target)
         return hit(command, output, [name], PERMISSION_MARKERS)
@@ -118,6 +121,10 @@ class MovedInput(InputFileFamily):
 
     def repair_command(self, state: FaultState) -> str:
         return f"mv -n {q(state.spare)} {q(state.target)} && rmdir {q(state.details['hidden_dir'])}"
+
+    def generic_repair(self, state: FaultState) -> str:
+        folder, name = fsops.parent_of(state.target), fsops.basename(state.target)
+        return (f"mv -n \"$(find {q(folder)} -mindepth 2 -name {shlex.quote(name)} -print -quit)\" {q(state.target)}")
 
     def observed(self, state: FaultState, command: str, output: str, timed_out: bool) -> bool:
         return hit(command, output, [fsops.basename(state.target)], MISSING_MARKERS)
@@ -232,6 +239,9 @@ class ReadonlyOutput(FaultFamily):
     def repair_command(self, state: FaultState) -> str:
         return f"chmod {state.original_mode:04o} {q(state.target)}"
 
+    def generic_repair(self, state: FaultState) -> str:
+        return f"chmod u+w {q(state.target)}"
+
     def observed(self, state: FaultState, command: str, output: str, timed_out: bool) -> bool:
         name = fsops.basename(state.target)
         return hit(command, output, [name], PERMISSION_MARKERS + ("read-only",))
@@ -301,6 +311,9 @@ class UnsearchableDir(InputFileFamily):
 
     def repair_command(self, state: FaultState) -> str:
         return f"chmod {state.details['folder_mode']:04o} {q(state.details['folder'])}"
+
+    def generic_repair(self, state: FaultState) -> str:
+        return f"chmod u+x {q(state.details['folder'])}"
 
     def observed(self, state: FaultState, command: str, output: str, timed_out: bool) -> bool:
         folder = fsops.basename(state.details["folder"])
