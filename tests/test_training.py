@@ -111,6 +111,26 @@ def test_sft_data_refuses_a_test_split_task_with_a_clear_error(logs, tmp_path):
     assert done.returncode == 2 and "refusing to build training data" in done.stderr and "checksum_verify" in done.stderr
 
 
+def test_sft_data_refuses_a_copy_of_a_test_task_by_its_instruction(logs, tmp_path):
+    """A test task regenerated under another id, in another suite, is still refused: by content."""
+    other = copy_core_suite(tmp_path / "regenerated", ["log_error_counts"])
+    (other / "splits.json").write_text(json.dumps({"train": ["log_error_counts"]}))
+    test_text = (logs["suite"] / "checksum_verify" / "instruction.md").read_text()
+    record = _record("log_error_counts", other, ["true"])
+    # The copy as an agent got it: whitespace reflowed, and the command-budget sentence appended.
+    record["transcript"][1]["content"] = "  ".join(test_text.split()) + "\n\n" + budget_sentence(5)
+    log = tmp_path / "episodes.jsonl"
+    log.write_text(json.dumps(record) + "\n")
+    with pytest.raises(TestSplitError) as info:
+        build_sft_data([log], tmp_path / "sft.jsonl", suites=[other], protect=[logs["suite"]])
+    assert "regenerated/log_error_counts (the instruction of test task suite/checksum_verify)" in str(info.value)
+    assert f"{log}:1" in str(info.value) and not (tmp_path / "sft.jsonl").exists()
+    # Its own instruction is not a test task's: kept.
+    record["transcript"][1]["content"] = (other / "log_error_counts" / "instruction.md").read_text()
+    log.write_text(json.dumps(record) + "\n")
+    assert build_sft_data([log], tmp_path / "sft.jsonl", suites=[other], protect=[logs["suite"]]).examples == 1
+
+
 def test_sft_data_finds_the_suite_from_the_record_and_needs_one(logs, tmp_path):
     # No --suite: each record names its suite folder, which is here.
     report = build_sft_data([logs["filtered"]], tmp_path / "a.jsonl")

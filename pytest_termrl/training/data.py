@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,6 +34,8 @@ TEST_SPLIT = "test"
 HELD_OUT_FAMILIES = tuple(ALIASES["heldout"])
 """Fault families kept out of training (measured only at evaluation)."""
 NOT_RUN_MARK = "[the command was not run"
+BUDGET_TAIL = re.compile(r"\n\nYou may run at most \d+ commands .*\Z", re.S)
+"""The sentence the openai agent appends to a task with a command budget (``budget_sentence``)."""
 
 
 class TrainingDataError(TermrlError, ValueError):
@@ -119,6 +122,41 @@ def check_splits_allowed(splits: list[str]) -> list[str]:
         if split not in SPLITS and split != "any":
             raise TrainingDataError(f"unknown split {split!r}; expected one of {', '.join(s for s in SPLITS if s != TEST_SPLIT)} or any")
     return splits
+
+
+def instruction_hash(text: str) -> str:
+    """A task's identity by content: its instruction with runs of whitespace made one space.
+
+    A task regenerated from another seed, or copied under another id, has the same hash
+    as the original when its instruction is the same: that is what keeps a test task
+    out of training whatever it is called."""
+    return hashlib.sha256(" ".join(text.split()).encode("utf-8")).hexdigest()
+
+
+def protected_instructions(suites: list[Path | str], splits: tuple[str, ...] = (TEST_SPLIT,)) -> dict[str, str]:
+    """Instruction hash -> ``suite/task`` for every task of these suites' given splits."""
+    from ..tasks.suite import read_splits
+
+    out: dict[str, str] = {}
+    for root in suites:
+        root = Path(root)
+        if root.name == "contracts.jsonl":
+            root = root.parent
+        if not root.is_dir():
+            raise TrainingDataError(f"--protect: suite folder not found: {root}")
+        for task_id, split in sorted(read_splits(root).items()):
+            instruction = root / task_id / "instruction.md"
+            if split in splits and instruction.is_file():
+                out[instruction_hash(instruction.read_text(encoding="utf-8", errors="replace"))] = f"{root.name}/{task_id}"
+    return out
+
+
+def first_instruction(transcript: list[dict]) -> str | None:
+    """The task as the agent got it: the first user message, less a command-budget sentence."""
+    for message in transcript or []:
+        if message.get("role") == "user" and isinstance(message.get("content"), str):
+            return BUDGET_TAIL.sub("", message["content"])
+    return None
 
 
 # -- transcripts -> chat examples ------------------------------------------------------
@@ -229,11 +267,18 @@ def build_sft_data(
     out: Path | str,
     options: SftDataOptions | None = None,
     suites: list[Path | str] = (),
+    protect: list[Path | str] = (),
 ) -> SftDataReport:
-    """Write the SFT examples of the episode logs to ``out`` (JSONL); raise on a test-split task."""
+    """Write the SFT examples of the episode logs to ``out`` (JSONL); raise on a test-split task.
+
+    A test task is refused by split (its suite's ``splits.json``) and by content: a record
+    whose instruction is that of a test task of any suite in ``suites`` or ``protect`` (a
+    regenerated copy under another id or in another suite) is an error too.
+    """
     options = options or SftDataOptions()
     check_splits_allowed(options.splits)
     index = SuiteIndex(suites)
+    protected = protected_instructions([*suites, *protect])
     out = Path(out)
     report = SftDataReport(out=out)
     records: list[tuple[str, int, EpisodeRecord]] = []
@@ -258,6 +303,11 @@ def build_sft_data(
                 unsplit.add(f"{suite.name}/{record.task_id}")
         if split_of[key] == TEST_SPLIT:
             test_tasks[f"{Path(key[0]).name}/{key[1]}"].add(source)
+    for source, position, record in records:
+        instruction = first_instruction(record.transcript or [])
+        twin = protected.get(instruction_hash(instruction)) if instruction is not None else None
+        if twin is not None and f"{Path(record.suite).name}/{record.task_id}" != twin:
+            test_tasks[f"{Path(record.suite).name}/{record.task_id} (the instruction of test task {twin})"].add(f"{source}:{position + 1}")
     if test_tasks:
         listing = "; ".join(f"{task} (in {', '.join(sorted(files))})" for task, files in sorted(test_tasks.items()))
         raise TestSplitError(
