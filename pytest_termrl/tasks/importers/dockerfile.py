@@ -17,9 +17,7 @@ from ..files import read_text
 from ..model import ImageSpec
 from .dockerfile_syntax import Instruction, exec_form, instructions, substitute, words
 from .scripts import network_need, split_segments
-
-SANDBOX_PATH = "/usr/local/bin:/usr/bin:/bin"
-"""PATH inside the sandbox: the host's /usr and /bin are what a bwrap task gets."""
+from .toolchains import PACKAGE_COMMANDS, SANDBOX_PATH, sandbox_has
 HARNESS_ONLY_PACKAGES = {"tmux", "asciinema"}
 """Installed by Terminal-Bench images for its own tmux-driven harness, not for the task."""
 GRADER_TOOLING = re.compile(r"^(?:pytest(?:-[\w.-]+)?|pluggy|iniconfig)$", re.I)
@@ -102,6 +100,8 @@ def _install_packages(segment: str) -> tuple[str, list[str]] | None:
 
 _HEREDOC_SOURCE = re.compile(r"^<<-?([A-Za-z_][\w.-]*)$")
 _COMPOUND = re.compile(r"(?:^|[\s;&|])(?:for|while|until|if|case|function)\s|[{}()]|\|\|")
+_AGENT_CHOWN = re.compile(r"^chown\s+(?:-R\s+)?(?:1000|user)(?::(?:1000|user))?\s+(\S+)$")
+"""``chown 1000:1000 DIR``: a folder given to the agent's user, as an exported task's image gives it the workdir."""
 _HOUSEKEEPING = re.compile(
     r"^(?:apt(?:-get)?\s+(?:-\S+\s+)*(?:update|clean|autoremove|autoclean)\b.*|rm\s+-rf\s+/var/lib/apt/lists/?\*?"
     r"|pip3?\s+cache\s+purge|true)$"
@@ -129,6 +129,12 @@ class DockerPlan:
     """The build arguments in scope at the end (their defaults): RUN steps see them as variables."""
     inline_files: list[tuple[str, bytes]] = field(default_factory=list)
     """(path relative to the workdir, content) of each file a ``COPY <<EOF`` heredoc writes."""
+    toolchains: list[str] = field(default_factory=list)
+    """The commands of the toolchain packages the image installs (:data:`.toolchains.PACKAGE_COMMANDS`), in order."""
+    missing_toolchains: list[tuple[int, str]] = field(default_factory=list)
+    """(line, Debian package) of each toolchain package the image installs that the sandbox lacks."""
+    toolchain_blockers: list[str] = field(default_factory=list)
+    """The blockers that are those installs alone (also in ``blockers``)."""
 
 
 def _dockerignore(context: Path) -> list[str]:
@@ -185,6 +191,7 @@ def plan_dockerfile(
     pending: list[tuple[int, Path, str]] = []  # (line, source file, absolute destination)
     inline: list[tuple[int, bytes, str]] = []  # (line, content, absolute destination)
     run_dirs: list[tuple[int, str]] = []
+    agent_chowns: list[tuple[int, str, str]] = []  # (line, the folder given to the agent's user, the segment)
     ignore = _dockerignore(context)
     for instruction in instructions(text):
         lineno, keyword, rest = instruction.lineno, instruction.keyword, instruction.rest
@@ -236,16 +243,27 @@ def plan_dockerfile(
             for segment in segments:
                 if _HOUSEKEEPING.match(segment):
                     continue
+                chown = _AGENT_CHOWN.match(segment)
+                if chown:
+                    target = chown.group(1).rstrip("/") or "/"
+                    agent_chowns.append((lineno, target if target.startswith("/") else str(PurePosixPath(cwd) / target), segment))
+                    continue
                 install = _install_packages(segment)
                 if install is not None:
                     plan.image_installs = True
                     manager, packages = install
-                    missing = []
+                    missing, toolchains = [], []
                     for package in packages:
                         if manager == "apt":
                             if package in HARNESS_ONLY_PACKAGES or package in _APT_ALWAYS or GRADER_TOOLING_APT.match(package):
                                 continue
-                            if not _host_command(_APT_COMMAND.get(package, package)):
+                            if package in PACKAGE_COMMANDS:
+                                # A compiler or runtime: the host's serves when the sandbox sees it.
+                                if PACKAGE_COMMANDS[package] not in plan.toolchains:
+                                    plan.toolchains.append(PACKAGE_COMMANDS[package])
+                                if not sandbox_has(PACKAGE_COMMANDS[package]):
+                                    toolchains.append(package)
+                            elif not _host_command(_APT_COMMAND.get(package, package)):
                                 missing.append(package)
                         else:
                             if GRADER_TOOLING.match(package):
@@ -253,9 +271,13 @@ def plan_dockerfile(
                             module = _PIP_MODULE.get(package.lower(), package.replace("-", "_"))
                             if package == "<requirements file>" or not _sandbox_python_has(module):
                                 missing.append(package)
+                    if toolchains:
+                        plan.missing_toolchains += [(lineno, package) for package in toolchains]
+                        plan.toolchain_blockers.append(f"{where}: installs the toolchain {', '.join(toolchains)} over the network ({manager})")
+                        plan.blockers.append(plan.toolchain_blockers[-1])
                     if missing:
                         plan.blockers.append(f"{where}: installs {', '.join(missing)} over the network ({manager})")
-                    else:
+                    elif not toolchains:
                         plan.dropped.append(f"{where}: {segment[:100]} (nothing the sandbox lacks)")
                     continue
                 net = network_need(segment)
@@ -340,6 +362,12 @@ def plan_dockerfile(
             plan.blockers.append(f"{dockerfile}:{lineno}: writes a heredoc to {target}, outside the workdir {plan.workdir}")
             continue
         plan.inline_files.append((target_path.relative_to(root).as_posix(), content))
+    for lineno, directory, segment in agent_chowns:
+        path = PurePosixPath(directory)
+        if path == root or root in path.parents:
+            plan.dropped.append(f"{dockerfile}:{lineno}: {segment} (the workdir is the agent's user's already)")
+        else:
+            plan.blockers.append(f"{dockerfile}:{lineno}: {segment} (gives {directory}, outside the workdir {plan.workdir}, to the agent's user)")
     for lineno, directory in run_dirs:
         path = PurePosixPath(directory)
         if path != root and root not in path.parents:

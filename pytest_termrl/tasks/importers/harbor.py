@@ -51,6 +51,7 @@ from .reference import solution_wrapper
 from .scripts import analyse_script, missing_test_imports
 from .standin_check import unserved_network
 from .terminal_bench import _compose_blockers
+from .toolchains import task_toolchains
 
 FORMAT = "harbor"
 DEFAULT_WORKDIR = "/app"
@@ -180,6 +181,9 @@ def load_harbor_task(task_dir: Path) -> Task:
         solution, reference = _reference(solution_dir, plan.workdir, f"{label} (solution/solve.sh)", config)
         grader, grader_note, grader_blockers = script_grader_analysis(test_sh, tests_dir)
         grader_env, grader_timeout = tuple(config.verifier_env.items()), config.verifier_timeout
+    # The compilers and runtimes its image installs and its test.sh scripts run: the host's on bwrap, else refused here.
+    scripts = [step.grader.script for step in steps if step.grader.kind == "script"] if steps else ([test_sh] if grader == "script" else [])
+    toolchains = task_toolchains(plan, needs_docker, scripts)
     files = materialise_plan(FORMAT, task_id, task_dir, plan, str(dockerfile), reference)
     title = task_table.get("description") if isinstance(task_table.get("description"), str) else None
     return Task(
@@ -192,7 +196,7 @@ def load_harbor_task(task_dir: Path) -> Task:
         tags=tags,
         inputs=inputs_named(inputs_text, files.environment_dir, plan.workdir),
         workdir=plan.workdir,
-        requires=requires_from(solution or "", "\n".join(plan.setup)),
+        requires=requires_from(solution or "", "\n".join(plan.setup)) + toolchains,
         environment_dir=files.environment_dir,
         setup_script=files.setup_script,
         setup_timeout_s=config.build_timeout,

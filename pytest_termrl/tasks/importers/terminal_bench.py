@@ -20,6 +20,12 @@ the sandbox presents the agent's home at that path (see ``docs`` in the importer
   ``/tests``, its verdict the named parser's reading of its output (a network install in
   it that the verifier's offline stand-ins cannot meet is a blocker naming the line; a parser name the verifier has no parser for is refused
   by the verifier and by the admission, naming it).
+- Toolchains: a compiler or runtime the image installs (``apt-get install golang-go``) or the
+  grader script runs (``go test``, ``cargo test``, ``make``, ``javac``; :mod:`.toolchains`) is
+  the host's on bwrap, recorded in ``requires``; when the sandbox lacks it, the task is
+  refused at load, naming the Dockerfile's or the script's line, the command and the Debian
+  package to install. A task whose image bwrap cannot stand in for anyway (say ``FROM
+  golang:1.22``) is left to the docker backend, its image bringing its toolchains.
 - Reference: ``solution.sh`` (or the commands of ``solution.yaml``) runs as its own bash
   script in the workdir, as Terminal-Bench runs it.
 """
@@ -39,6 +45,7 @@ from .metadata import difficulty_of, inputs_named, marker_word, number, requires
 from .reference import solution_wrapper
 from .scripts import ScriptFindings, analyse_script, missing_test_imports
 from .standin_check import unserved_network
+from .toolchains import task_toolchains
 
 FORMAT = "terminal_bench"
 META_FILES = {
@@ -172,6 +179,7 @@ def load_terminal_bench_task(task_dir: Path) -> Task:
         notes.append(f"no Dockerfile: a plain Linux with the workdir {DEFAULT_WORKDIR} is assumed")
     needs_docker = plan.blockers + _compose_blockers(task_dir)
     grader_kind, grader_note, grader_blockers = grader_analysis(run_tests if run_tests.is_file() else None, tests_dir, parser)
+    toolchains = task_toolchains(plan, needs_docker, [run_tests] if grader_kind == "parsed" else [])
     if not run_tests.is_file():
         notes.append("no run-tests.sh: the tests run with pytest, as Terminal-Bench does by default")
 
@@ -190,7 +198,7 @@ def load_terminal_bench_task(task_dir: Path) -> Task:
         tags=tags,
         inputs=inputs_named(instruction, files.environment_dir, plan.workdir),
         workdir=plan.workdir,
-        requires=requires_from(solution or "", "\n".join(plan.setup)),
+        requires=requires_from(solution or "", "\n".join(plan.setup)) + toolchains,
         environment_dir=files.environment_dir,
         setup_script=files.setup_script,
         solution_script=files.solution_script,

@@ -1,0 +1,3 @@
+module wordfreq
+
+go 1.19
