@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-fast install clean freeze suite bench results
+.PHONY: demo test test-fast install clean freeze suite bench results train-demo
 
 # llama-cpp-python (the embedded demo model's server) compiles from source: CPU only, AVX2,
 # no -march=native (its AMX kernels crash on some VMs, llama.cpp #20824), no multimodal library.
@@ -63,6 +63,13 @@ results: demo
 	$(PY) benchmarks/bench_docker.py --json results/bench_docker.json
 	$(PY) benchmarks/bench_remote_home.py --json results/bench_remote_home.json
 	$(PY) benchmarks/bench_training.py --json results/bench_training.json
+	$(PY) -m pytest_termrl.report.readme README.md
+
+# The embedded model trained on the environment's own episodes, on the CPU, and measured against
+# itself untrained on the core suite's test split (python -m pytest_termrl.training demo --help
+# lists the settings); the table goes to results/train_demo.json and the README.
+train-demo: $(STAMP)
+	$(PY) -m pytest_termrl.training demo --out out/train_demo --results results/train_demo.json
 	$(PY) -m pytest_termrl.report.readme README.md
 
 # The project's own tests, slow tiers included (this is what CI runs).

@@ -155,8 +155,37 @@ def performance_block(results: Path) -> str:
     return "\n".join(lines) + "\n"
 
 
+def train_demo_block(results: Path) -> str:
+    """``make train-demo``: base and trained model side by side, then what went into training."""
+    data = _load(results, "train_demo.json")
+    lines = ["| family | arm | episodes | safe successes | rate [95% CI] | collateral | recovery failures | mean commands |",
+             "|---|---|---:|---:|---|---:|---:|---:|"]
+    for family in data["families"]:
+        for arm in ("base", "trained"):
+            row = data["arms"].get(arm, {}).get(family)
+            if row:
+                lines.append(f"| {family} | {arm} | {row['episodes']} | {row['safe_successes']} | {row['safe_rate']:.1%} "
+                             f"[{row['ci_low']:.2f}, {row['ci_high']:.2f}] | {row['collateral']} | {row['recovery_failures']} | "
+                             f"{row['mean_commands']:.2f} |")
+        pair = data["paired"].get(family)
+        if pair:
+            lines.append(f"| {family} | **trained − base** | {pair['tasks']} tasks | | **{pair['diff']:+.1%}** "
+                         f"[{pair['ci_low']:+.2f}, {pair['ci_high']:+.2f}] | | | |")
+    order = ("suite", "teacher", "data", "train", "eval", "grpo")
+    stages = ", ".join(f"{k} {data['stages_s'][k] / 60:.1f} min" for k in order if k in data["stages_s"])
+    train, facts = data.get("train", {}), data.get("data", {})
+    losses = train.get("losses") or []
+    curve = ", ".join(f"{losses[i]:.2f}" for i in range(0, len(losses), max(1, len(losses) // 10))) if losses else "-"
+    counts = ", ".join(f"{k} {v}" for k, v in (facts.get("per_family_and_fault") or {}).items())
+    lines += ["", f"Stages: {stages} (total {sum(v for k, v in data['stages_s'].items() if not k.startswith('eval_')) / 60:.1f} min). "
+              f"Training data: {facts.get('examples', 0)} examples ({counts}). "
+              f"Loss every {max(1, len(losses) // 10)} steps: {curve}."]
+    return "\n".join(lines) + "\n"
+
+
 RENDERERS: dict[str, Callable[[Path], str]] = {
     "demo": demo_block,
+    "train_demo": train_demo_block,
     "html_report": html_report_block,
     "audit": audit_block,
     "admission": admission_block,

@@ -2,6 +2,10 @@
 
   data   episode logs -> SFT chat data (safe successes; never a test-split task)
   sft    LoRA SFT with TRL (loss on assistant turns); adapter servable by vLLM
+  sft-gguf  LoRA SFT of the embedded GGUF model on examples rendered as its server renders them;
+            writes the PEFT adapter and its GGUF form (adapter.gguf, for --lora_path)
+  gguf-lora PEFT LoRA adapter folder -> GGUF LoRA adapter for llama.cpp
+  demo   the whole loop on the embedded Gemma 3 270M: data, train, convert, serve, evaluate, table
   grpo   GRPO with TRL on real multi-turn episodes (fresh sandbox per rollout)
   arms   evaluate base / SFT / GRPO through the pytest plugin and compare (--dry-run: print the commands)
   table  the comparison table of existing arm summaries (ARM=SUMMARY.json ...)
@@ -25,6 +29,7 @@ def _parser() -> argparse.ArgumentParser:
     from .config import add_dataclass_arguments
     from .grpo import GrpoOptions
     from .sft import SftOptions
+    from .sft_gguf import GgufSftOptions
 
     parser = argparse.ArgumentParser(prog="python -m pytest_termrl.training", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -38,11 +43,24 @@ def _parser() -> argparse.ArgumentParser:
     data.add_argument("--max-per-task", type=int, default=4, help="examples kept per task after de-duplication (default 4)")
     data.add_argument("--splits", default="train", help="splits whose tasks may be used, comma-separated, or 'any' (never test; default train)")
     data.add_argument("--families", default=None, help="keep only these fault families (comma-separated)")
+    data.add_argument("--protect", action="append", default=[], help="suite whose test tasks are refused by content too (instruction hash; repeatable; default: the core suite)")
 
-    for name, cls, text in (("sft", SftOptions, "LoRA SFT with TRL's SFTTrainer"), ("grpo", GrpoOptions, "GRPO with TRL's GRPOTrainer on real episodes")):
+    for name, cls, text in (("sft", SftOptions, "LoRA SFT with TRL's SFTTrainer"), ("grpo", GrpoOptions, "GRPO with TRL's GRPOTrainer on real episodes"),
+                            ("sft-gguf", GgufSftOptions, "LoRA SFT of the embedded GGUF model, rendered as its server renders")):
         command = sub.add_parser(name, help=text)
         command.add_argument("--config", default=None, help="TOML or JSON file of options (flags win)")
         add_dataclass_arguments(command, cls)
+
+    from .demo import DemoOptions
+
+    demo = sub.add_parser("demo", help="train the embedded model on the environment's episodes and compare it with the base model")
+    demo.add_argument("--small", action="store_true", help="the CI tier: two families, a few examples and steps, two test tasks")
+    add_dataclass_arguments(demo, DemoOptions)
+
+    convert = sub.add_parser("gguf-lora", help="PEFT LoRA adapter -> GGUF LoRA adapter (llama.cpp --lora_path)")
+    convert.add_argument("adapter", help="adapter folder (save_pretrained)")
+    convert.add_argument("--base", default=None, help="base GGUF (default: the embedded model)")
+    convert.add_argument("--out", required=True, help="GGUF file to write")
 
     arms = sub.add_parser("arms", help="evaluate base / SFT / GRPO adapters through the pytest plugin")
     arms.add_argument("--base-model", required=True, help="the base model vLLM serves")
@@ -109,7 +127,10 @@ def _run(args) -> int:
             splits=[s.strip() for s in args.splits.split(",") if s.strip()],
             families=[f.strip() for f in args.families.split(",")] if args.families else None,
         )
-        report = build_sft_data(args.episodes, args.out, options, suites=args.suite)
+        from .demo import CORE
+
+        protect = args.protect or ([CORE] if (CORE / "splits.json").is_file() else [])
+        report = build_sft_data(args.episodes, args.out, options, suites=args.suite, protect=protect)
         print("\n".join(report.lines()))
         return 0 if report.examples else 1
     if args.command == "sft":
@@ -118,6 +139,33 @@ def _run(args) -> int:
 
         result = train_sft(build_options(SftOptions, args, "sft"))
         print(f"adapter: {result.out} (final loss {result.losses[-1]:.4f})")
+        return 0
+    if args.command == "sft-gguf":
+        from .config import build_options
+        from .sft_gguf import GgufSftOptions, train_gguf_sft
+
+        result = train_gguf_sft(build_options(GgufSftOptions, args, "sft"))
+        print(f"adapter: {result.out}, GGUF: {result.gguf_adapter} ({result.examples} examples; loss {result.losses[0]:.4f} -> {result.losses[-1]:.4f})")
+        print("seconds: " + ", ".join(f"{k} {v:.1f}" for k, v in result.seconds.items()))
+        return 0
+    if args.command == "demo":
+        import dataclasses
+
+        from .demo import Demo, DemoOptions
+
+        options = DemoOptions.small(args.out or "out/train_demo_small") if args.small else DemoOptions()
+        for f in dataclasses.fields(DemoOptions):
+            value = getattr(args, f.name, None)
+            if value is not None:
+                setattr(options, f.name, value)
+        Demo(options).main()
+        return 0
+    if args.command == "gguf-lora":
+        from ..agents.embedded import ensure_embedded_model
+        from .gguf_lora import convert_peft_lora
+
+        report = convert_peft_lora(args.adapter, args.base or ensure_embedded_model(), args.out)
+        print(f"GGUF LoRA: {report.out} ({report.tensors} modules, rank {report.rank}, alpha {report.alpha:g}, {report.architecture})")
         return 0
     if args.command == "grpo":
         from .config import build_options
