@@ -486,7 +486,9 @@ def test_cpu_smoke_sft_then_grpo_on_real_episodes(tmp_path):
 
     # Data and the tiny model, through the command line.
     data = tmp_path / "sft.jsonl"
-    assert main(["data", str(episodes), "--out", str(data), "--suite", str(suite)]) == 0
+    # These copies of core tasks are core test tasks by content; the default --protect (the core
+    # suite) refuses them, as it should for real training. The smoke test protects its own suite.
+    assert main(["data", str(episodes), "--out", str(data), "--suite", str(suite), "--protect", str(suite)]) == 0
     model_dir = tmp_path / "tiny"
     assert main(["tiny", "--out", str(model_dir), "--suite", str(suite)]) == 0
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
