@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,13 +28,12 @@ from ..harness import Harness, default_harness
 from ..report.episodes import read_episodes
 from ..report.record import EpisodeRecord
 from ..tasks.suite import SPLITS, SPLITS_FILE, Suite, load_suite
+from .protect import first_instruction, instruction_hash, protected_instructions
 
 TEST_SPLIT = "test"
 HELD_OUT_FAMILIES = tuple(ALIASES["heldout"])
 """Fault families kept out of training (measured only at evaluation)."""
 NOT_RUN_MARK = "[the command was not run"
-BUDGET_TAIL = re.compile(r"\n\nYou may run at most \d+ commands .*\Z", re.S)
-"""The sentence the openai agent appends to a task with a command budget (``budget_sentence``)."""
 
 
 class TrainingDataError(TermrlError, ValueError):
@@ -122,41 +120,6 @@ def check_splits_allowed(splits: list[str]) -> list[str]:
         if split not in SPLITS and split != "any":
             raise TrainingDataError(f"unknown split {split!r}; expected one of {', '.join(s for s in SPLITS if s != TEST_SPLIT)} or any")
     return splits
-
-
-def instruction_hash(text: str) -> str:
-    """A task's identity by content: its instruction with runs of whitespace made one space.
-
-    A task regenerated from another seed, or copied under another id, has the same hash
-    as the original when its instruction is the same: that is what keeps a test task
-    out of training whatever it is called."""
-    return hashlib.sha256(" ".join(text.split()).encode("utf-8")).hexdigest()
-
-
-def protected_instructions(suites: list[Path | str], splits: tuple[str, ...] = (TEST_SPLIT,)) -> dict[str, str]:
-    """Instruction hash -> ``suite/task`` for every task of these suites' given splits."""
-    from ..tasks.suite import read_splits
-
-    out: dict[str, str] = {}
-    for root in suites:
-        root = Path(root)
-        if root.name == "contracts.jsonl":
-            root = root.parent
-        if not root.is_dir():
-            raise TrainingDataError(f"--protect: suite folder not found: {root}")
-        for task_id, split in sorted(read_splits(root).items()):
-            instruction = root / task_id / "instruction.md"
-            if split in splits and instruction.is_file():
-                out[instruction_hash(instruction.read_text(encoding="utf-8", errors="replace"))] = f"{root.name}/{task_id}"
-    return out
-
-
-def first_instruction(transcript: list[dict]) -> str | None:
-    """The task as the agent got it: the first user message, less a command-budget sentence."""
-    for message in transcript or []:
-        if message.get("role") == "user" and isinstance(message.get("content"), str):
-            return BUDGET_TAIL.sub("", message["content"])
-    return None
 
 
 # -- transcripts -> chat examples ------------------------------------------------------

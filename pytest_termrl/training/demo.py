@@ -40,7 +40,7 @@ from pathlib import Path
 from ..report.episodes import read_episodes
 from ..report.summary import cluster_bootstrap_ci
 from .arms import paired_bootstrap_diff
-from .data import instruction_hash, protected_instructions
+from .protect import instruction_hash, protected_instructions
 
 CORE = Path(__file__).resolve().parents[2] / "task_suites" / "core"
 ARMS = ("base", "trained")
