@@ -54,15 +54,23 @@ class DemoOptions:
     core: str = str(CORE)
     seed: int = 1
     """suitegen seed of the training instances (the core suite's is 0)."""
-    per_family: int = 12
+    per_family: int = 16
+    """Four instances of each template variant (most families have four)."""
     families_generated: list[str] | None = None
     """suitegen families to draw instances of (None: all)."""
     teacher_families: list[str] = field(default_factory=lambda: ["clean"])
     """Fault families (and clean) the teacher plays: recovery examples for each fault family."""
-    max_steps: int = 200
-    learning_rate: float = 5e-4
+    max_steps: int = 750
+    """About three passes over the examples."""
+    learning_rate: float = 8e-4
     lora_r: int = 16
     lora_alpha: int = 32
+    lora_layers: int = 9
+    """Adapt only the top N of the 18 blocks (0: all): the backward pass stops there."""
+    loss_vocab: str = "data"
+    """Softmax of the loss over the tokens of the data only (see ``sft-gguf --loss-vocab``)."""
+    lr_scheduler_type: str = "cosine"
+    warmup_steps: int = 30
     max_length: int = 1536
     threads: int = 2
     eval_families: list[str] = field(default_factory=lambda: ["clean"])
@@ -71,7 +79,8 @@ class DemoOptions:
     servers: int = 2
     """Embedded servers per arm (one thread each), episodes spread over them (-n the same)."""
     max_tool_calls: int = 4
-    max_generated_tokens: int = 800
+    max_generated_tokens: int = 640
+    """The longest reference script of the test split is about 600 tokens."""
     max_total_tokens: int = 3072
     output_cap: int = 1000
     eval_seed: int = 0
@@ -84,7 +93,7 @@ class DemoOptions:
     def small(cls, out: str) -> "DemoOptions":
         """The CI tier: two families, a handful of examples, a few steps, two test tasks."""
         return cls(out=out, per_family=2, families_generated=["tarball", "jsonextract"], teacher_families=["clean", "perm_denied"],
-                   max_steps=3, max_length=1024,
+                   max_steps=3, warmup_steps=0, max_length=1024,
                    eval_tasks=["tarball_00", "jsonextract_03"], servers=1, max_generated_tokens=256, max_total_tokens=2048)
 
 
@@ -173,11 +182,14 @@ class Demo:
         shutil.rmtree(adapter, ignore_errors=True)
         self.run([o.python, "-m", "pytest_termrl.training", "sft-gguf", "--data", str(self.out / "sft.jsonl"),
                   "--out", str(adapter), "--max-steps", str(o.max_steps), "--learning-rate", str(o.learning_rate),
-                  "--lora-r", str(o.lora_r), "--lora-alpha", str(o.lora_alpha), "--max-length", str(o.max_length),
+                  "--lora-r", str(o.lora_r), "--lora-alpha", str(o.lora_alpha), "--lora-layers", str(o.lora_layers),
+                  "--loss-vocab", o.loss_vocab, "--lr-scheduler-type", o.lr_scheduler_type, "--warmup-steps", str(o.warmup_steps), "--max-length", str(o.max_length),
                   "--threads", str(o.threads), "--seed", "0"], log=self.out / "train.log")
         meta = json.loads((adapter / "termrl_training.json").read_text())
         self.facts["train"] = {"examples": meta["examples"], "losses": meta["losses"], "seconds": meta["seconds"],
-                               "options": {k: meta["options"][k] for k in ("max_steps", "learning_rate", "lora_r", "lora_alpha", "max_length")}}
+                               "options": {k: meta["options"][k] for k in ("max_steps", "learning_rate", "lora_r", "lora_alpha", "lora_layers",
+                                                                            "loss_vocab", "lr_scheduler_type", "warmup_steps", "max_length")},
+                               "loss_vocab_size": meta.get("loss_vocab_size")}
 
     def arm_servers(self, arm: str):
         from ..agents.embedded import MODEL_ALIAS, embedded_server

@@ -87,11 +87,13 @@ def use_bf16(flag: bool | None) -> bool:
     return bool(torch.cuda.is_available() and torch.cuda.is_bf16_supported())
 
 
-def lora_config(r: int, alpha: int, dropout: float, targets: list[str]):
+def lora_config(r: int, alpha: int, dropout: float, targets: list[str], layers: list[int] | None = None):
+    """``layers``: adapt only these transformer blocks (None: all of them)."""
     from peft import LoraConfig
 
     target = "all-linear" if list(targets) == ["all-linear"] else list(targets)
-    return LoraConfig(r=r, lora_alpha=alpha, lora_dropout=dropout, target_modules=target, bias="none", task_type="CAUSAL_LM")
+    return LoraConfig(r=r, lora_alpha=alpha, lora_dropout=dropout, target_modules=target, bias="none", task_type="CAUSAL_LM",
+                      layers_to_transform=layers)
 
 
 def load_model_and_tokenizer(model_name: str, dtype: str = "auto", attn_implementation: str | None = None):

@@ -42,6 +42,11 @@ class GgufSftOptions:
     lora_alpha: int = 32
     lora_dropout: float = 0.0
     lora_target_modules: list[str] = field(default_factory=lambda: ["all-linear"])
+    lora_layers: int = field(default=0, metadata={"help": "adapt only the top N transformer blocks (0: all); the backward pass "
+                                                          "then stops at the lowest adapted block, which is most of a step's cost"})
+    loss_vocab: str = field(default="full", metadata={"help": "softmax of the loss over the 'full' vocabulary or only the "
+                                                              "tokens that occur in the 'data' (much cheaper: Gemma's output "
+                                                              "layer is 262k wide)"})
     threads: int = field(default=0, metadata={"help": "torch threads (0: leave torch's default)"})
     logging_steps: int = 1
     seed: int = 0
@@ -51,6 +56,8 @@ class GgufSftOptions:
             raise ValueError("sft-gguf needs --data")
         if not self.out:
             raise ValueError("sft-gguf needs --out")
+        if self.loss_vocab not in ("full", "data"):
+            raise ValueError(f"--loss-vocab {self.loss_vocab!r}: expected 'full' or 'data'")
         for name in self.data:
             if not Path(name).is_file():
                 raise ValueError(f"--data: file not found: {name}")
@@ -114,8 +121,15 @@ def rendered_dataset(rows: list[dict], tokenizer, max_length: int):
     return Dataset.from_list(records)
 
 
-def loss_at_labels(model, inputs: dict):
-    """Mean next-token cross-entropy, with the output layer applied only where a label is."""
+def loss_at_labels(model, inputs: dict, vocab=None):
+    """Mean next-token cross-entropy, with the output layer applied only where a label is.
+
+    ``vocab`` (a sorted 1-d tensor of token ids, every label among them): the softmax is taken
+    over those rows of the output layer only, e.g. the tokens that occur in the training data;
+    without it, over the whole vocabulary. Gemma's 262k-row output layer costs as much as the
+    rest of the network at each labelled position; a few thousand rows cost nothing.
+    """
+    import torch
     import torch.nn.functional as F
 
     labels = inputs["labels"]
@@ -123,19 +137,41 @@ def loss_at_labels(model, inputs: dict):
     keep = targets != -100
     positions = keep.new_zeros(labels.shape)
     positions[:, :-1] = keep
-    outputs = model(input_ids=inputs["input_ids"], attention_mask=inputs.get("attention_mask"), logits_to_keep=positions, use_cache=False)
-    logits = outputs.logits.reshape(-1, outputs.logits.shape[-1])
-    return F.cross_entropy(logits.float(), targets[keep], reduction="sum"), int(keep.sum())
+    if vocab is None:
+        outputs = model(input_ids=inputs["input_ids"], attention_mask=inputs.get("attention_mask"), logits_to_keep=positions, use_cache=False)
+        logits = outputs.logits.reshape(-1, outputs.logits.shape[-1])
+        return F.cross_entropy(logits.float(), targets[keep], reduction="sum"), int(keep.sum())
+    causal = model.get_base_model() if hasattr(model, "get_base_model") else model
+    hidden = causal.model(input_ids=inputs["input_ids"], attention_mask=inputs.get("attention_mask"), use_cache=False).last_hidden_state
+    rows = hidden[positions.bool()]
+    logits = rows @ causal.lm_head.weight[vocab].T
+    cap = getattr(causal.config, "final_logit_softcapping", None)
+    if cap is not None:
+        logits = torch.tanh(logits / cap) * cap
+    index = torch.searchsorted(vocab, targets[keep])
+    if not torch.equal(vocab[index.clamp(max=len(vocab) - 1)], targets[keep]):
+        raise ValueError("a label is not in the loss vocabulary")
+    return F.cross_entropy(logits.float(), index, reduction="sum"), int(keep.sum())
 
 
-def _trainer_class():
+def data_vocabulary(dataset):
+    """The sorted token ids that occur anywhere in the examples (prompts and labels: every label is one)."""
+    import torch
+
+    ids: set[int] = set()
+    for record in dataset:
+        ids.update(record["input_ids"])
+    return torch.tensor(sorted(ids), dtype=torch.long)
+
+
+def _trainer_class(vocab=None):
     from trl import SFTTrainer
 
     class LabelPositionsSFTTrainer(SFTTrainer):
         """SFTTrainer whose loss projects only the labelled positions onto the vocabulary."""
 
         def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
-            total, count = loss_at_labels(model, inputs)
+            total, count = loss_at_labels(model, inputs, vocab)
             denominator = num_items_in_batch if num_items_in_batch is not None else max(count, 1)
             loss = total / denominator
             return (loss, None) if return_outputs else loss
@@ -183,9 +219,15 @@ def train_gguf_sft(options: GgufSftOptions, callbacks: list | None = None) -> Gg
         dataloader_num_workers=0,
         bf16=False,
         remove_unused_columns=False,
+        # TRL turns it on by default; here memory is plentiful and recomputing the forward
+        # pass would cost a third of every step.
+        gradient_checkpointing=False,
     )
-    peft = lora_config(options.lora_r, options.lora_alpha, options.lora_dropout, options.lora_target_modules)
-    trainer = _trainer_class()(model=model, args=args, train_dataset=dataset, processing_class=hf_tokenizer(base), peft_config=peft, callbacks=callbacks)
+    layers = top_layers(model.config.num_hidden_layers, options.lora_layers)
+    targets = block_linear_names(model) if layers and options.lora_target_modules == ["all-linear"] else options.lora_target_modules
+    peft = lora_config(options.lora_r, options.lora_alpha, options.lora_dropout, targets, layers)
+    vocab = data_vocabulary(dataset) if options.loss_vocab == "data" else None
+    trainer = _trainer_class(vocab)(model=model, args=args, train_dataset=dataset, processing_class=hf_tokenizer(base), peft_config=peft, callbacks=callbacks)
     mark = time.monotonic()
     output = trainer.train()
     seconds["train"] = time.monotonic() - mark
@@ -199,9 +241,28 @@ def train_gguf_sft(options: GgufSftOptions, callbacks: list | None = None) -> Gg
     report = convert_peft_lora(out, base, out / GGUF_ADAPTER)
     seconds["convert"] = time.monotonic() - mark
     metadata = {"command": "sft-gguf", "base_gguf": str(base), "options": to_dict(options), "metrics": output.metrics,
-                "examples": len(dataset), "losses": losses, "seconds": seconds, "gguf_adapter": report.to_dict()}
+                "examples": len(dataset), "loss_vocab_size": None if vocab is None else len(vocab), "losses": losses, "seconds": seconds, "gguf_adapter": report.to_dict()}
     (out / METADATA_FILE).write_text(json.dumps(metadata, indent=2, sort_keys=True, default=str) + "\n")
     return GgufSftResult(out=out, gguf_adapter=report.out, losses=losses, examples=len(dataset), seconds=seconds, trainer=trainer, model=trainer.model)
+
+
+def top_layers(blocks: int, count: int) -> list[int] | None:
+    """The indices of the top ``count`` of ``blocks`` transformer blocks (None: all)."""
+    if count < 0 or count > blocks:
+        raise ValueError(f"--lora-layers {count}: expected 0 (all) to {blocks}, the model's block count")
+    return list(range(blocks - count, blocks)) if count else None
+
+
+def block_linear_names(model) -> list[str]:
+    """The names of the linear layers of a transformer block: "all-linear" spelled out, which
+    PEFT needs when only some blocks are adapted."""
+    import torch
+
+    names = {name.rsplit(".", 1)[-1] for name, module in model.named_modules()
+             if isinstance(module, torch.nn.Linear) and ".layers." in name}
+    if not names:
+        raise ValueError("--lora-layers: the model has no linear layers inside numbered blocks (model.layers.N)")
+    return sorted(names)
 
 
 def hf_tokenizer(gguf_path: Path | str):
