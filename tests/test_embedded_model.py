@@ -127,12 +127,17 @@ def test_chat_handler_renders_the_tool_results_and_reads_back_a_tool_call(gguf):
     assert "<tool_response>\napp.log\n[exit code: 0]\n</tool_response>" in text
     assert 'Count lines of "<file>" & report.' in text  # not HTML-escaped
     assert request["max_tokens"] == 77 and request["repeat_penalty"] == 1.0
-    assert chat_format.END in request["stop"]
+    assert chat_format.END in request["stop"] and chat_format.CALL_CLOSE in request["stop"]
     message = reply["choices"][0]["message"]
     assert message["content"] == "Looking."
     assert [c["function"] for c in message["tool_calls"]] == [{"name": "bash", "arguments": json.dumps({"command": 'grep -c "<x>" app.log'})}]
     assert reply["choices"][0]["finish_reason"] == "tool_calls"
     assert reply["usage"]["prompt_tokens"] == len(expected)
+    # Stopped at the call's closing tag, which llama.cpp leaves out of the text: the same call.
+    llama.reply = 'Looking.\n<tool_call>bash\ngrep -c "<x>" app.log\n'
+    again = handler(llama=llama, messages=messages, tools=tool_schemas(), max_tokens=77, temperature=0.0)
+    assert again["choices"][0]["message"]["tool_calls"][0]["function"] == message["tool_calls"][0]["function"]
+    assert again["choices"][0]["finish_reason"] == "tool_calls"
 
 
 def test_one_real_episode_with_the_embedded_model(tp, gguf):

@@ -127,6 +127,12 @@ def test_the_servers_reply_becomes_the_agents_tool_call():
     assert reply.content == "Fixing."
     assert [json.loads(c["arguments"]) for c in reply.tool_calls] == [{"command": command}]
     assert chat_format.parse_reply("All done.", tool_schemas()).tool_calls == []
+    # Generation stops at the first closing tag (llama.cpp drops it): closed again, then parsed.
+    stopped = text.removesuffix(chat_format.END).removesuffix(chat_format.CALL_CLOSE)
+    assert chat_format.close_stopped_call(stopped) == text.removesuffix(chat_format.END)
+    assert chat_format.close_stopped_call("All done.") == "All done."
+    closed_twice = "<tool_call>bash\nls\n</tool_call> then <tool_call>bash\npwd\n"
+    assert [json.loads(c["arguments"]) for c in chat_format.parse_reply(chat_format.close_stopped_call(closed_twice), tool_schemas()).tool_calls] == [{"command": "ls"}, {"command": "pwd"}]
 
 
 def test_sft_rows_of_the_data_command_render_as_the_server_sees_them(server_llama, tokenizer):

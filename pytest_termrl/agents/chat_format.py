@@ -43,7 +43,9 @@ START, END = "<start_of_turn>", "<end_of_turn>"
 CALL_OPEN, CALL_CLOSE = "<tool_call>", "</tool_call>"
 RESULT_OPEN, RESULT_CLOSE = "<tool_response>", "</tool_response>"
 GENERATION_PROMPT = f"{START}model\n"
-STOP = (END,)
+STOP = (END, CALL_CLOSE)
+"""Generation ends with the turn or with its first tool call: the harness runs one call a
+turn and the parser drops whatever follows a block, so generating it only spends tokens."""
 
 TOOLS_HEADER = (
     "To run a tool, reply with a block that starts with {open}, the tool's name and a newline, "
@@ -181,6 +183,13 @@ class Reply:
     content: str
     tool_calls: list[dict]
     """``{"name", "arguments"}`` with arguments as a JSON string, in the order written."""
+
+
+def close_stopped_call(text: str) -> str:
+    """The reply as written when generation stopped at :data:`CALL_CLOSE` (llama.cpp drops the
+    stop string): a block left open at the end gets its closing tag back."""
+    opened = text.rfind(CALL_OPEN)
+    return text + CALL_CLOSE if opened >= 0 and CALL_CLOSE not in text[opened:] else text
 
 
 def parse_reply(text: str, tools: list[dict] | None) -> Reply:

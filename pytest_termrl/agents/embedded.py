@@ -266,7 +266,8 @@ def chat_handler(llama, messages, functions=None, function_call=None, tools=None
         logits_processor=logits_processor, grammar=grammar, logit_bias=logit_bias, stream=False,
     )
     choice = completion["choices"][0]
-    reply = chat_format.parse_reply(choice["text"], tools)
+    text = chat_format.close_stopped_call(choice["text"]) if choice["finish_reason"] == "stop" else choice["text"]
+    reply = chat_format.parse_reply(text, tools)
     message: dict = {"role": "assistant", "content": reply.content or None}
     finish = choice["finish_reason"]
     if reply.tool_calls:

@@ -80,7 +80,8 @@ class DemoOptions:
     """Embedded servers per arm (one thread each), episodes spread over them (-n the same)."""
     max_tool_calls: int = 4
     max_generated_tokens: int = 640
-    """The longest reference script of the test split is about 600 tokens."""
+    """Tokens the model may generate in a whole episode; the longest reference script of the
+    test split is about 600."""
     max_total_tokens: int = 3072
     output_cap: int = 1000
     eval_seed: int = 0
