@@ -44,6 +44,9 @@ from .protect import instruction_hash, protected_instructions
 
 CORE = Path(__file__).resolve().parents[2] / "task_suites" / "core"
 ARMS = ("base", "trained")
+TRAIN_SETTINGS = ("max_steps", "learning_rate", "lora_r", "lora_alpha", "lora_layers", "loss_vocab", "lr_scheduler_type",
+                  "warmup_steps", "max_length", "threads")
+"""Demo options handed to ``sft-gguf`` under the same names (and recorded, less threads)."""
 OK_EXIT_CODES = (0, 1)
 """pytest's 'all passed' and 'some episodes failed': both are a completed run."""
 
@@ -181,15 +184,12 @@ class Demo:
         o = self.o
         adapter = self.out / "adapter"
         shutil.rmtree(adapter, ignore_errors=True)
+        settings = [arg for name in TRAIN_SETTINGS for arg in ("--" + name.replace("_", "-"), str(getattr(o, name)))]
         self.run([o.python, "-m", "pytest_termrl.training", "sft-gguf", "--data", str(self.out / "sft.jsonl"),
-                  "--out", str(adapter), "--max-steps", str(o.max_steps), "--learning-rate", str(o.learning_rate),
-                  "--lora-r", str(o.lora_r), "--lora-alpha", str(o.lora_alpha), "--lora-layers", str(o.lora_layers),
-                  "--loss-vocab", o.loss_vocab, "--lr-scheduler-type", o.lr_scheduler_type, "--warmup-steps", str(o.warmup_steps), "--max-length", str(o.max_length),
-                  "--threads", str(o.threads), "--seed", "0"], log=self.out / "train.log")
+                  "--out", str(adapter), *settings, "--seed", "0"], log=self.out / "train.log")
         meta = json.loads((adapter / "termrl_training.json").read_text())
         self.facts["train"] = {"examples": meta["examples"], "losses": meta["losses"], "seconds": meta["seconds"],
-                               "options": {k: meta["options"][k] for k in ("max_steps", "learning_rate", "lora_r", "lora_alpha", "lora_layers",
-                                                                            "loss_vocab", "lr_scheduler_type", "warmup_steps", "max_length")},
+                               "options": {k: meta["options"][k] for k in TRAIN_SETTINGS if k != "threads"},
                                "loss_vocab_size": meta.get("loss_vocab_size")}
 
     def arm_servers(self, arm: str):
