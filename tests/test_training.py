@@ -337,6 +337,22 @@ def test_config_file_then_flags(tmp_path):
         build_options(GrpoOptions, _parser().parse_args(["grpo", "--config", str(config)]), "grpo")
 
 
+def test_grpo_needs_a_model_or_a_gguf_and_stops_on_its_clock():
+    from transformers import TrainerControl, TrainerState, TrainingArguments
+
+    from pytest_termrl.training.grpo import GrpoOptions, stop_after
+
+    with pytest.raises(ValueError, match="--model \\(or --gguf\\), --out"):
+        GrpoOptions().check()
+    GrpoOptions(gguf="embedded", out="o").check()
+    args, state = TrainingArguments(output_dir="unused", report_to="none"), TrainerState()
+    for seconds, stops in ((3600.0, False), (0.0, True)):
+        callback, control = stop_after(seconds), TrainerControl()
+        callback.on_train_begin(args, state, control)
+        callback.on_step_end(args, state, control)
+        assert control.should_training_stop is stops
+
+
 # -- evaluation arms --------------------------------------------------------------------------
 def fake_adapter(folder: Path, rank: int) -> Path:
     folder.mkdir(parents=True)

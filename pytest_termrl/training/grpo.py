@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from ..agents import chat_format
 from ..agents.base import EpisodeLimits
 from ..agents.conversation import tool_schemas
 from ..harness import default_harness
@@ -34,7 +35,10 @@ from .sft import load_model_and_tokenizer, lora_config, save_adapter, use_bf16
 
 @dataclass
 class GrpoOptions:
-    model: str | None = field(default=None, metadata={"help": "base model: hub id or local folder"})
+    model: str | None = field(default=None, metadata={"help": "base model: hub id or local folder (with --gguf: a model of the GGUF's vocabulary)"})
+    gguf: str | None = field(default=None, metadata={"help": "train the model of this GGUF ('embedded': the embedded server's), "
+                                                             "rendered and parsed in the server's chat format"})
+    threads: int = field(default=0, metadata={"help": "torch threads (0: leave torch's default)"})
     out: str | None = field(default=None, metadata={"help": "folder for the adapter"})
     suite: str = field(default="task_suites/core", metadata={"help": "suite folder (with contracts.jsonl and splits.json)"})
     split: str = field(default="train", metadata={"help": "split whose tasks are played (train, dev_search, dev_monitor, any; never test)"})
@@ -46,6 +50,7 @@ class GrpoOptions:
     init_adapter: str | None = field(default=None, metadata={"help": "start from this adapter (e.g. the SFT one)"})
     episodes: str | None = field(default=None, metadata={"help": "JSONL of every rollout's episode (default OUT/rollouts.jsonl)"})
     max_steps: int = 100
+    max_minutes: float = field(default=0.0, metadata={"help": "stop after the step that passes this many minutes of training (0: no limit)"})
     num_generations: int = 8
     per_device_train_batch_size: int = 8
     gradient_accumulation_steps: int = 1
@@ -83,7 +88,9 @@ class GrpoOptions:
     report_to: str = "none"
 
     def check(self) -> None:
-        missing = [name for name in ("model", "out") if not getattr(self, name)]
+        missing = [name for name in ("out",) if not getattr(self, name)]
+        if not self.model and not self.gguf:
+            missing.insert(0, "model (or --gguf)")
         if missing:
             raise ValueError(f"grpo needs {', '.join('--' + m for m in missing)}")
 
@@ -95,6 +102,8 @@ class GrpoResult:
     metrics: dict
     session: RolloutSession
     trainer: object = None
+    steps: list[dict] = field(default_factory=list)
+    """Per optimizer step: the trainer's logged mean reward, its spread, the loss."""
 
 
 def build_config(options: GrpoOptions, output_dir: Path):
@@ -178,7 +187,15 @@ def train_grpo(
         repeats=options.repeats, tasks=options.tasks, harness=harness,
     )
     dataset = Dataset.from_list(rows)
-    model, tokenizer = load_model_and_tokenizer(options.model, options.dtype, options.attn_implementation)
+    if options.threads:
+        import torch
+
+        torch.set_num_threads(options.threads)
+    serving = None
+    if options.gguf:
+        model, tokenizer, serving = load_gguf_policy(options)
+    else:
+        model, tokenizer = load_model_and_tokenizer(options.model, options.dtype, options.attn_implementation)
     peft_config = None
     if options.init_adapter:
         model = PeftModel.from_pretrained(model, options.init_adapter, is_trainable=True)
@@ -190,6 +207,9 @@ def train_grpo(
         episodes = episodes.with_name(f"{episodes.stem}.rank{rank}{episodes.suffix}")
     session = RolloutSession(harness, model_name=f"grpo:{options.model}", episodes=episodes, finish_batch_together=True)
     args = build_config(options, out / "checkpoints")
+    callbacks = list(callbacks or [])
+    if options.max_minutes:
+        callbacks.append(stop_after(options.max_minutes * 60))
     trainer = GRPOTrainer(
         model=model,
         args=args,
@@ -200,6 +220,10 @@ def train_grpo(
         callbacks=callbacks,
     )
     use_harness_tool_schema(trainer)
+    if serving is not None:
+        from .serving_chat import end_turn_after_call, stop_turns_at_calls
+
+        stop_turns_at_calls(trainer.model, end_turn_after_call(serving, tokenizer.convert_tokens_to_ids(chat_format.END)))
     if before_train is not None:
         before_train(trainer, session)
     try:
@@ -210,10 +234,60 @@ def train_grpo(
     if not all(math.isfinite(x) for x in losses):
         raise RuntimeError(f"GRPO loss is not finite: {losses}")
     rewards = [r.reward for r in session.results]
+    steps = step_log(trainer.state.log_history)
     metadata = {
-        "command": "grpo", "base_model": options.model, "options": to_dict(options), "metrics": output.metrics,
+        "command": "grpo", "base_model": options.model or options.gguf, "options": to_dict(options), "metrics": output.metrics,
         "rows": len(rows), "rollouts": len(rewards), "mean_reward": sum(rewards) / len(rewards) if rewards else None,
-        "episodes": str(episodes),
+        "episodes": str(episodes), "steps": steps,
     }
     save_adapter(trainer.model, out, metadata)
-    return GrpoResult(out=out, losses=losses, metrics=dict(output.metrics), session=session, trainer=trainer)
+    if options.gguf:
+        from .gguf_lora import convert_peft_lora
+        from .sft_gguf import GGUF_ADAPTER
+
+        convert_peft_lora(out, Path(serving.path), out / GGUF_ADAPTER)
+    return GrpoResult(out=out, losses=losses, metrics=dict(output.metrics), session=session, trainer=trainer, steps=steps)
+
+
+def stop_after(seconds: float):
+    """A trainer callback that ends training after the step during which ``seconds`` passed."""
+    import time
+
+    from transformers import TrainerCallback
+
+    class StopAfter(TrainerCallback):
+        def on_train_begin(self, args, state, control, **kwargs):
+            self.started = time.monotonic()
+
+        def on_step_end(self, args, state, control, **kwargs):
+            if time.monotonic() - self.started >= seconds:
+                control.should_training_stop = True
+
+    return StopAfter()
+
+
+def step_log(history: list[dict]) -> list[dict]:
+    """The trainer's per-step log entries: mean reward (TRL's ``reward``), its spread, the loss."""
+    keep = ("step", "reward", "reward_std", "loss", "frac_reward_zero_std")
+    return [{k: entry[k] for k in keep if k in entry} for entry in history if "reward" in entry]
+
+
+def load_gguf_policy(options: GrpoOptions):
+    """Model, tokenizer and llama.cpp tokenizer for a GGUF policy, in the embedded server's chat format."""
+    from ..agents.embedded import ensure_embedded_model
+    from .render import ServingTokenizer
+    from .serving_chat import use_serving_chat_format
+    from .sft_gguf import hf_tokenizer, load_gguf_model
+
+    path = ensure_embedded_model() if options.gguf == "embedded" else Path(options.gguf)
+    if not path.is_file():
+        raise ValueError(f"--gguf {options.gguf}: file not found")
+    serving = ServingTokenizer(path)
+    tokenizer = use_serving_chat_format(hf_tokenizer(path), serving)
+    if options.model:
+        from transformers import AutoModelForCausalLM
+
+        model = AutoModelForCausalLM.from_pretrained(options.model)
+    else:
+        model = load_gguf_model(path, options.threads)
+    return model, tokenizer, serving
