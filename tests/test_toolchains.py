@@ -193,3 +193,19 @@ def test_through_the_plugin_the_missing_toolchain_is_a_collection_error_and_the_
     [record] = map(json.loads, tp.episodes.read_text().splitlines())
     assert record["task_id"] == "tc_make_c" and record["safe_success"] and (record["tests_passed"], record["tests_total"]) == (4, 4)
     tp.run("suite", "--termrl-agent=noop", timeout=300).assert_outcomes(failed=1, errors=1)
+
+
+@pytest.mark.usefixtures("import_cache")
+def test_a_step_grader_that_runs_a_missing_toolchain_is_refused_naming_the_tasks_own_file(tmp_path):
+    """A multi-step task's graders are merged into an import cache; the refusal names the
+    step's test.sh in the task, the file its author would edit, never the cache's copy."""
+    command = _missing_command()
+    require_service("every toolchain is installed here" if command is None else None, "a missing toolchain")
+    task_dir = shutil.copytree(Path(__file__).parent / "data" / "harbor_steps" / "hs-two-steps", tmp_path / "hs-missing")
+    script = task_dir / "steps" / "create" / "tests" / "test.sh"
+    lines = script.read_text().splitlines()
+    script.write_text("\n".join(lines[:3] + [f"{command} --version"] + lines[3:]) + "\n")
+    with pytest.raises(TaskFormatError) as info:
+        load_task_dir(task_dir)
+    assert str(info.value).startswith(f"{script}: line 4 runs `{command} --version`: the {TOOLCHAINS[command].name} toolchain")
+    assert str(info.value).endswith(f"install the Debian package {TOOLCHAINS[command].package}")

@@ -182,7 +182,10 @@ def load_harbor_task(task_dir: Path) -> Task:
         grader, grader_note, grader_blockers = script_grader_analysis(test_sh, tests_dir)
         grader_env, grader_timeout = tuple(config.verifier_env.items()), config.verifier_timeout
     # The compilers and runtimes its image installs and its test.sh scripts run: the host's on bwrap, else refused here.
-    scripts = [step.grader.script for step in steps if step.grader.kind == "script"] if steps else ([test_sh] if grader == "script" else [])
+    if steps:  # read from the merged copy, named by the task's own file
+        scripts = [(step.grader.script, step_grader_source(task_dir, step.name)) for step in steps if step.grader.kind == "script"]
+    else:
+        scripts = [test_sh] if grader == "script" else []
     toolchains = task_toolchains(plan, needs_docker, scripts)
     files = materialise_plan(FORMAT, task_id, task_dir, plan, str(dockerfile), reference)
     title = task_table.get("description") if isinstance(task_table.get("description"), str) else None
@@ -235,6 +238,12 @@ def _reference(solution_dir: Path, workdir: str, label: str, config: HarborConfi
         if path.is_file() and path != solve and "__pycache__" not in path.parts:
             siblings[path.relative_to(solution_dir).as_posix()] = path.read_bytes()
     return solution, solution_wrapper(solution, workdir, label, siblings, rewrite_dir="/solution", env=config.solution_env)
+
+
+def step_grader_source(task_dir: Path, step: str) -> Path:
+    """The task's own test.sh a step is graded by: the step's, else the task's shared one."""
+    own = task_dir / "steps" / step / "tests" / TEST_SCRIPT
+    return own if own.is_file() else task_dir / "tests" / TEST_SCRIPT
 
 
 def load_steps(task_dir: Path, config: HarborConfig, workdir: str, task_id: str, label: str) -> tuple[TaskStep, ...]:

@@ -268,21 +268,23 @@ def refusal(missing: list[ToolUse]) -> str:
     return "; ".join(parts)
 
 
-def check_toolchains(script: Path, has=sandbox_has) -> tuple[str, ...]:
-    """The toolchain commands ``script`` runs; raise TaskFormatError naming the script, command and package of each missing one."""
+def check_toolchains(script: Path, has=sandbox_has, shown: Path | None = None) -> tuple[str, ...]:
+    """The toolchain commands ``script`` runs; raise TaskFormatError naming the script (``shown``:
+    the task's own file it was copied from), command and package of each missing one."""
     text = script.read_text(errors="replace")
     missing = missing_toolchains(text, has)
     if missing:
-        raise TaskFormatError(script, None, refusal(missing))
+        raise TaskFormatError(shown or script, None, refusal(missing))
     return tuple(use.tool.command for use in toolchain_uses(text))
 
 
-def task_toolchains(plan, needs_docker: list[str], graders: list[Path]) -> tuple[str, ...]:
+def task_toolchains(plan, needs_docker: list[str], graders: list[Path | tuple[Path, Path]]) -> tuple[str, ...]:
     """The toolchain commands a task runs on bwrap: those its image installs, then those its grader scripts run.
 
     ``plan`` is the task's :class:`.dockerfile.DockerPlan` (its ``toolchains``,
     ``missing_toolchains`` and ``toolchain_blockers``); ``needs_docker`` every reason bwrap
-    cannot stand in for its image.
+    cannot stand in for its image. A grader given as ``(script, source)`` is read from
+    ``script`` and named by ``source`` (a multi-step task's merged copy and the task's file).
 
     Only for a task a bwrap sandbox stands in for but for its toolchains (when ``needs_docker``
     holds any other reason, the image brings its toolchains and nothing is checked here). A
@@ -298,6 +300,7 @@ def task_toolchains(plan, needs_docker: list[str], graders: list[Path]) -> tuple
             for line, package in plan.missing_toolchains
         ))
     found = list(plan.toolchains)
-    for script in graders:
-        found += check_toolchains(script)
+    for grader in graders:
+        script, shown = grader if isinstance(grader, tuple) else (grader, None)
+        found += check_toolchains(script, shown=shown)
     return tuple(dict.fromkeys(found))
