@@ -337,6 +337,20 @@ def test_config_file_then_flags(tmp_path):
         build_options(GrpoOptions, _parser().parse_args(["grpo", "--config", str(config)]), "grpo")
 
 
+def test_the_grpo_summary_sets_each_steps_logged_reward_beside_the_harnesss():
+    from pytest_termrl.training.grpo import reward_summary
+
+    def record(batch, task, reward):
+        return {"rollout": {"batch": batch}, "task_id": task, "family": "clean", "reward": reward, "safe_success": reward == 1.0,
+                "commands_used": 1, "end_reason": "no_tool_call"}
+
+    steps = [{"step": 1, "reward": 0.5, "loss": 0.1}, {"step": 2, "reward": 0.0, "loss": -0.2}]
+    summary = reward_summary(steps, [record(0, "a", 1.0), record(0, "a", 0.0), record(1, "b", 0.0), record(1, "b", 0.0)])
+    assert [s["harness_mean_reward"] for s in summary["steps"]] == [0.5, 0.0]
+    assert [e["task_id"] for e in summary["steps"][0]["episodes"]] == ["a", "a"] and summary["rollouts"] == 4
+    assert (summary["first_step_reward"], summary["last_step_reward"]) == (0.5, 0.0)
+
+
 def test_grpo_needs_a_model_or_a_gguf_and_stops_on_its_clock():
     from transformers import TrainerControl, TrainerState, TrainingArguments
 

@@ -72,6 +72,43 @@ def test_a_smaller_loss_vocabulary_drops_terms_of_the_normaliser_only():
     assert float(restricted) < float(full)
 
 
+def test_positions_of_turn_ending_labels_take_the_whole_vocabulary():
+    """With ``full_ids``, a position whose label is among them is scored against every token
+    (the textbook term), the others against the loss vocabulary only; a full-only label need
+    not be in the loss vocabulary at all."""
+    model, inputs = tiny_gemma(), example()
+    targets = inputs["labels"][0, 1:]
+    keep = targets != -100
+    ending = int(targets[keep][3])
+    vocab = torch.tensor(sorted(set(inputs["input_ids"][0].tolist()) - {ending}))
+    full_ids = torch.tensor([ending])
+    with torch.no_grad():
+        mixed, count = loss_at_labels(model, inputs, vocab, full_ids)
+        logits = model(input_ids=inputs["input_ids"]).logits[0, :-1][keep]
+    labels = targets[keep]
+    at_end = labels == ending
+    ce = torch.nn.functional.cross_entropy
+    expected = ce(logits[at_end], labels[at_end], reduction="sum") + ce(logits[~at_end][:, vocab], torch.searchsorted(vocab, labels[~at_end]), reduction="sum")
+    assert count == 15 and int(at_end.sum()) >= 1
+    assert float(mixed) == pytest.approx(float(expected), rel=1e-5)
+    with torch.no_grad():  # every label full: the full loss; none: the restricted one
+        assert float(loss_at_labels(model, inputs, vocab, torch.tensor(sorted(set(labels.tolist()))))[0]) == pytest.approx(float(loss_at_labels(model, inputs)[0]), rel=1e-5)
+    with pytest.raises(ValueError, match="not in the loss vocabulary"):
+        loss_at_labels(model, inputs, vocab)
+
+
+def test_the_full_softmax_tokens_must_be_single_tokens():
+    from pytest_termrl.agents.embedded import ensure_embedded_model
+    from pytest_termrl.training.render import ServingTokenizer
+    from pytest_termrl.training.sft_gguf import full_softmax_ids
+
+    tokenizer = ServingTokenizer(ensure_embedded_model())
+    assert full_softmax_ids(tokenizer, ["<end_of_turn>"]).tolist() == [106]
+    assert full_softmax_ids(tokenizer, []) is None
+    with pytest.raises(ValueError, match="--loss-full-tokens '</tool_call>': expected one token"):
+        full_softmax_ids(tokenizer, ["</tool_call>"])
+
+
 def test_a_label_outside_the_loss_vocabulary_is_refused():
     model, inputs = tiny_gemma(), example()
     with pytest.raises(ValueError, match="not in the loss vocabulary"):

@@ -44,8 +44,8 @@ from .protect import instruction_hash, protected_instructions
 
 CORE = Path(__file__).resolve().parents[2] / "task_suites" / "core"
 ARMS = ("base", "trained")
-TRAIN_SETTINGS = ("max_steps", "learning_rate", "lora_r", "lora_alpha", "lora_layers", "loss_vocab", "lr_scheduler_type",
-                  "warmup_steps", "max_length", "threads")
+TRAIN_SETTINGS = ("max_steps", "learning_rate", "lora_r", "lora_alpha", "lora_layers", "loss_vocab", "loss_full_tokens",
+                  "lr_scheduler_type", "warmup_steps", "max_length", "threads")
 """Demo options handed to ``sft-gguf`` under the same names (and recorded, less threads)."""
 OK_EXIT_CODES = (0, 1)
 """pytest's 'all passed' and 'some episodes failed': both are a completed run."""
@@ -72,6 +72,8 @@ class DemoOptions:
     """Adapt only the top N of the 18 blocks (0: all): the backward pass stops there."""
     loss_vocab: str = "data"
     """Softmax of the loss over the tokens of the data only (see ``sft-gguf --loss-vocab``)."""
+    loss_full_tokens: list[str] = field(default_factory=lambda: ["<end_of_turn>"])
+    """...but over the whole vocabulary where the label ends a turn (``sft-gguf --loss-full-tokens``)."""
     lr_scheduler_type: str = "cosine"
     warmup_steps: int = 30
     max_length: int = 1536
@@ -99,6 +101,11 @@ class DemoOptions:
         return cls(out=out, per_family=2, families_generated=["tarball", "jsonextract"], teacher_families=["clean", "perm_denied"],
                    max_steps=3, warmup_steps=0, max_length=1024,
                    eval_tasks=["tarball_00", "jsonextract_03"], servers=1, max_generated_tokens=256, max_total_tokens=2048)
+
+
+def option_text(value) -> str:
+    """An option's value as its flag takes it (lists comma-separated)."""
+    return ",".join(map(str, value)) if isinstance(value, (list, tuple)) else str(value)
 
 
 class Demo:
@@ -184,7 +191,7 @@ class Demo:
         o = self.o
         adapter = self.out / "adapter"
         shutil.rmtree(adapter, ignore_errors=True)
-        settings = [arg for name in TRAIN_SETTINGS for arg in ("--" + name.replace("_", "-"), str(getattr(o, name)))]
+        settings = [arg for name in TRAIN_SETTINGS for arg in ("--" + name.replace("_", "-"), option_text(getattr(o, name)))]
         self.run([o.python, "-m", "pytest_termrl.training", "sft-gguf", "--data", str(self.out / "sft.jsonl"),
                   "--out", str(adapter), *settings, "--seed", "0"], log=self.out / "train.log")
         meta = json.loads((adapter / "termrl_training.json").read_text())

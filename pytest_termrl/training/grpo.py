@@ -17,6 +17,7 @@ Every rollout's episode record (transcript included) goes to ``--episodes`` (def
 
 from __future__ import annotations
 
+import json
 import math
 import os
 from dataclasses import dataclass, field
@@ -49,6 +50,7 @@ class GrpoOptions:
     repeats: int = field(default=1, metadata={"help": "rows per task x family"})
     init_adapter: str | None = field(default=None, metadata={"help": "start from this adapter (e.g. the SFT one)"})
     episodes: str | None = field(default=None, metadata={"help": "JSONL of every rollout's episode (default OUT/rollouts.jsonl)"})
+    results: str | None = field(default=None, metadata={"help": "also write the per-step rewards (the trainer's and the harness's) here"})
     max_steps: int = 100
     max_minutes: float = field(default=0.0, metadata={"help": "stop after the step that passes this many minutes of training (0: no limit)"})
     num_generations: int = 8
@@ -241,12 +243,34 @@ def train_grpo(
         "episodes": str(episodes), "steps": steps,
     }
     save_adapter(trainer.model, out, metadata)
+    if options.results:
+        summary = reward_summary(steps, [r.record for r in session.results])
+        summary.update({"options": to_dict(options), "seconds": output.metrics.get("train_runtime")})
+        Path(options.results).write_text(json.dumps(summary, indent=1, sort_keys=True) + "\n")
     if options.gguf:
         from .gguf_lora import convert_peft_lora
         from .sft_gguf import GGUF_ADAPTER
 
         convert_peft_lora(out, Path(serving.path), out / GGUF_ADAPTER)
     return GrpoResult(out=out, losses=losses, metrics=dict(output.metrics), session=session, trainer=trainer, steps=steps)
+
+
+def reward_summary(steps: list[dict], records: list[dict]) -> dict:
+    """Per step: the mean reward the trainer logged beside the mean of the harness's rewards for
+    that step's episodes (rollout records of one batch), and each episode's task and reward."""
+    batches: dict[int, list[dict]] = {}
+    for record in records:
+        batches.setdefault(int(record["rollout"]["batch"]), []).append(record)
+    rows = []
+    for index, step in enumerate(steps):
+        group = batches.get(index, [])
+        rewards = [r["reward"] for r in group]
+        rows.append({**step, "harness_mean_reward": sum(rewards) / len(rewards) if rewards else None,
+                     "episodes": [{"task_id": r["task_id"], "family": r["family"], "reward": r["reward"],
+                                   "safe_success": r.get("safe_success"), "commands": r.get("commands_used"),
+                                   "end_reason": r.get("end_reason")} for r in group]})
+    first, last = (rows[0]["reward"], rows[-1]["reward"]) if rows else (None, None)
+    return {"steps": rows, "first_step_reward": first, "last_step_reward": last, "rollouts": len(records)}
 
 
 def stop_after(seconds: float):

@@ -47,6 +47,9 @@ class GgufSftOptions:
     loss_vocab: str = field(default="full", metadata={"help": "softmax of the loss over the 'full' vocabulary or only the "
                                                               "tokens that occur in the 'data' (much cheaper: Gemma's output "
                                                               "layer is 262k wide)"})
+    loss_full_tokens: list[str] = field(default_factory=lambda: ["<end_of_turn>"], metadata={
+        "help": "with --loss-vocab data, positions whose label is one of these tokens take the softmax over the whole "
+                "vocabulary: where a turn ends the model must beat every token, not only the data's (a handful of positions)"})
     threads: int = field(default=0, metadata={"help": "torch threads (0: leave torch's default)"})
     logging_steps: int = 1
     seed: int = 0
@@ -121,13 +124,16 @@ def rendered_dataset(rows: list[dict], tokenizer, max_length: int):
     return Dataset.from_list(records)
 
 
-def loss_at_labels(model, inputs: dict, vocab=None):
-    """Mean next-token cross-entropy, with the output layer applied only where a label is.
+def loss_at_labels(model, inputs: dict, vocab=None, full_ids=None):
+    """Summed next-token cross-entropy and its count, with the output layer applied only where a label is.
 
     ``vocab`` (a sorted 1-d tensor of token ids, every label among them): the softmax is taken
     over those rows of the output layer only, e.g. the tokens that occur in the training data;
     without it, over the whole vocabulary. Gemma's 262k-row output layer costs as much as the
-    rest of the network at each labelled position; a few thousand rows cost nothing.
+    rest of the network at each labelled position; a few thousand rows cost nothing. Positions
+    whose label is in ``full_ids`` still take the whole vocabulary: trained on the data's
+    tokens alone, the model never learns to prefer ``<end_of_turn>`` over the tokens the data
+    lacks, and writes on past the end of its turn.
     """
     import torch
     import torch.nn.functional as F
@@ -143,15 +149,24 @@ def loss_at_labels(model, inputs: dict, vocab=None):
         return F.cross_entropy(logits.float(), targets[keep], reduction="sum"), int(keep.sum())
     causal = model.get_base_model() if hasattr(model, "get_base_model") else model
     hidden = causal.model(input_ids=inputs["input_ids"], attention_mask=inputs.get("attention_mask"), use_cache=False).last_hidden_state
-    rows = hidden[positions.bool()]
-    logits = rows @ causal.lm_head.weight[vocab].T
+    rows, labels_kept = hidden[positions.bool()], targets[keep]
     cap = getattr(causal.config, "final_logit_softcapping", None)
-    if cap is not None:
-        logits = torch.tanh(logits / cap) * cap
-    index = torch.searchsorted(vocab, targets[keep])
-    if not torch.equal(vocab[index.clamp(max=len(vocab) - 1)], targets[keep]):
+
+    def project(states, weight):
+        logits = states @ weight.T
+        return (torch.tanh(logits / cap) * cap if cap is not None else logits).float()
+
+    full = torch.isin(labels_kept, full_ids) if full_ids is not None else torch.zeros_like(labels_kept, dtype=torch.bool)
+    total = rows.new_zeros(())
+    if full.any():
+        total = total + F.cross_entropy(project(rows[full], causal.lm_head.weight), labels_kept[full], reduction="sum")
+    rest = labels_kept[~full]
+    index = torch.searchsorted(vocab, rest)
+    if not torch.equal(vocab[index.clamp(max=len(vocab) - 1)], rest):
         raise ValueError("a label is not in the loss vocabulary")
-    return F.cross_entropy(logits.float(), index, reduction="sum"), int(keep.sum())
+    if len(rest):
+        total = total + F.cross_entropy(project(rows[~full], causal.lm_head.weight[vocab]), index, reduction="sum")
+    return total, int(keep.sum())
 
 
 def data_vocabulary(dataset):
@@ -164,14 +179,14 @@ def data_vocabulary(dataset):
     return torch.tensor(sorted(ids), dtype=torch.long)
 
 
-def _trainer_class(vocab=None):
+def _trainer_class(vocab=None, full_ids=None):
     from trl import SFTTrainer
 
     class LabelPositionsSFTTrainer(SFTTrainer):
         """SFTTrainer whose loss projects only the labelled positions onto the vocabulary."""
 
         def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
-            total, count = loss_at_labels(model, inputs, vocab)
+            total, count = loss_at_labels(model, inputs, vocab, full_ids)
             denominator = num_items_in_batch if num_items_in_batch is not None else max(count, 1)
             loss = total / denominator
             return (loss, None) if return_outputs else loss
@@ -227,7 +242,8 @@ def train_gguf_sft(options: GgufSftOptions, callbacks: list | None = None) -> Gg
     targets = block_linear_names(model) if layers and options.lora_target_modules == ["all-linear"] else options.lora_target_modules
     peft = lora_config(options.lora_r, options.lora_alpha, options.lora_dropout, targets, layers)
     vocab = data_vocabulary(dataset) if options.loss_vocab == "data" else None
-    trainer = _trainer_class(vocab)(model=model, args=args, train_dataset=dataset, processing_class=hf_tokenizer(base), peft_config=peft, callbacks=callbacks)
+    full_ids = full_softmax_ids(tokenizer, options.loss_full_tokens) if vocab is not None else None
+    trainer = _trainer_class(vocab, full_ids)(model=model, args=args, train_dataset=dataset, processing_class=hf_tokenizer(base), peft_config=peft, callbacks=callbacks)
     mark = time.monotonic()
     output = trainer.train()
     seconds["train"] = time.monotonic() - mark
@@ -244,6 +260,19 @@ def train_gguf_sft(options: GgufSftOptions, callbacks: list | None = None) -> Gg
                 "examples": len(dataset), "loss_vocab_size": None if vocab is None else len(vocab), "losses": losses, "seconds": seconds, "gguf_adapter": report.to_dict()}
     (out / METADATA_FILE).write_text(json.dumps(metadata, indent=2, sort_keys=True, default=str) + "\n")
     return GgufSftResult(out=out, gguf_adapter=report.out, losses=losses, examples=len(dataset), seconds=seconds, trainer=trainer, model=trainer.model)
+
+
+def full_softmax_ids(tokenizer, tokens: list[str]):
+    """The ids of ``--loss-full-tokens`` (each must be one token of the model's vocabulary)."""
+    import torch
+
+    ids = []
+    for token in tokens:
+        encoded = [t for t in tokenizer.encode(token) if tokenizer.piece(t)]  # BOS spells nothing
+        if len(encoded) != 1:
+            raise ValueError(f"--loss-full-tokens {token!r}: expected one token of the vocabulary, it is {len(encoded)}")
+        ids.append(encoded[0])
+    return torch.tensor(sorted(set(ids)), dtype=torch.long) if ids else None
 
 
 def top_layers(blocks: int, count: int) -> list[int] | None:
