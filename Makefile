@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-fast install clean freeze suite bench results train-demo
+.PHONY: demo test test-fast install clean freeze suite bench results train-demo grpo-demo
 
 # llama-cpp-python (the embedded demo model's server) compiles from source: CPU only, AVX2,
 # no -march=native (its AMX kernels crash on some VMs, llama.cpp #20824), no multimodal library.
@@ -70,6 +70,14 @@ results: demo
 # lists the settings); the table goes to results/train_demo.json and the README.
 train-demo: $(STAMP)
 	$(PY) -m pytest_termrl.training demo --out out/train_demo --results results/train_demo.json
+	$(PY) -m pytest_termrl.report.readme README.md
+
+# A few GRPO steps (about 20 minutes) from the SFT adapter that train-demo left in out/train_demo.
+grpo-demo: $(STAMP)
+	$(PY) -m pytest_termrl.training grpo --gguf embedded --init-adapter out/train_demo/adapter --suite out/train_demo/train_suite \
+	  --split train --out out/grpo_demo --max-steps 40 --max-minutes 20 --num-generations 4 --per-device-train-batch-size 4 \
+	  --max-completion-length 768 --max-tool-calls 4 --output-cap 1000 --threads 2 --learning-rate 3e-5 --salt grpo-demo \
+	  --results results/grpo_demo.json
 	$(PY) -m pytest_termrl.report.readme README.md
 
 # The project's own tests, slow tiers included (this is what CI runs).

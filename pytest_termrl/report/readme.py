@@ -183,9 +183,25 @@ def train_demo_block(results: Path) -> str:
     return "\n".join(lines) + "\n"
 
 
+def grpo_demo_block(results: Path) -> str:
+    """GRPO on the CPU: per step the task, its rollouts' rewards, the trainer's mean beside the harness's."""
+    data = _load(results, "grpo_demo.json")
+    lines = ["| step | task | rewards of the 4 rollouts (harness) | mean: trainer | mean: harness | loss | seconds |",
+             "|---:|---|---|---:|---:|---:|---:|"]
+    seconds = data.get("step_seconds") or []
+    for index, step in enumerate(data["steps"]):
+        tasks = ", ".join(dict.fromkeys(e["task_id"] for e in step["episodes"]))
+        rewards = ", ".join(f"{e['reward']:.3g}" for e in step["episodes"])
+        took = f"{seconds[index]:.0f}" if index < len(seconds) and seconds[index] is not None else "-"
+        lines.append(f"| {step['step']} | {tasks} | {rewards} | {step['reward']:.3f} | {step['harness_mean_reward']:.3f} | "
+                     f"{step['loss']:.3f} | {took} |")
+    return "\n".join(lines) + "\n"
+
+
 RENDERERS: dict[str, Callable[[Path], str]] = {
     "demo": demo_block,
     "train_demo": train_demo_block,
+    "grpo_demo": grpo_demo_block,
     "html_report": html_report_block,
     "audit": audit_block,
     "admission": admission_block,
