@@ -13,6 +13,11 @@ the model's commands in a fresh sandbox and its ``get_reward`` returns the harne
 model sees is the openai agent's ``BASH_TOOL``, the one it meets in evaluation.
 Every rollout's episode record (transcript included) goes to ``--episodes`` (default
 ``OUT/rollouts.jsonl``), so GRPO rollouts can feed the SFT data builder too.
+
+``--gguf FILE`` (or ``embedded``) trains the model of a GGUF as the embedded llama.cpp
+server serves it: loaded by transformers' GGUF support, prompts and tool results rendered
+and replies parsed in the server's chat format (:mod:`.serving_chat`), a turn ended right
+after its tool call as the server ends it; the adapter is written as a GGUF LoRA too.
 """
 
 from __future__ import annotations
@@ -207,7 +212,7 @@ def train_grpo(
     rank = int(os.environ.get("RANK", "0"))
     if int(os.environ.get("WORLD_SIZE", "1")) > 1:  # one log per training process (accelerate launch)
         episodes = episodes.with_name(f"{episodes.stem}.rank{rank}{episodes.suffix}")
-    session = RolloutSession(harness, model_name=f"grpo:{options.model}", episodes=episodes, finish_batch_together=True)
+    session = RolloutSession(harness, model_name=f"grpo:{options.model or options.gguf}", episodes=episodes, finish_batch_together=True)
     args = build_config(options, out / "checkpoints")
     callbacks = list(callbacks or [])
     if options.max_minutes:
