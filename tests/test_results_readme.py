@@ -34,7 +34,7 @@ def test_a_missing_file_or_an_unknown_table_is_named(tmp_path):
     (tmp_path / "results").mkdir()
     with pytest.raises(readme.ResultsError, match=r"results/audit_core\.json: missing \(make results writes it\)"):
         readme.render("<!-- results:audit -->\n<!-- /results:audit -->\n", tmp_path / "results")
-    with pytest.raises(readme.ResultsError, match="no renderer for <!-- results:speed -->; known: admission, audit, demo, html_report"):
+    with pytest.raises(readme.ResultsError, match="no renderer for <!-- results:speed -->; known: admission, audit, demo, grpo_demo, html_report, performance, train_demo$"):
         readme.render("<!-- results:speed -->\n<!-- /results:speed -->\n", tmp_path / "results")
 
 
