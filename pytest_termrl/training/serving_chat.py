@@ -29,8 +29,8 @@ REFUSING_TEMPLATE = (
 with Jinja instead of the installed method fails loudly rather than render another format."""
 
 
-def render(serving, conversation: list[dict], tools: list[dict] | None, add_generation_prompt: bool) -> tuple[str, list[int]]:
-    """The conversation's text and ids, as the embedded server builds them."""
+def render(conversation: list[dict], tools: list[dict] | None, add_generation_prompt: bool) -> str:
+    """The conversation's text, as the embedded server builds it."""
     try:
         if add_generation_prompt:
             text = chat_format.render_prompt(conversation, tools)
@@ -41,7 +41,7 @@ def render(serving, conversation: list[dict], tools: list[dict] | None, add_gene
         from jinja2 import TemplateError
 
         raise TemplateError(str(exc)) from None
-    return text, serving.encode(text)
+    return text
 
 
 def reply_message(text: str, tools: list[dict] | None) -> dict:
@@ -84,11 +84,10 @@ def use_serving_chat_format(tokenizer, serving):
             raise ValueError(f"apply_chat_template({', '.join(asked)}=...): the serving chat format does not support it")
         batched = bool(conversation) and isinstance(conversation[0], (list, tuple))
         conversations = conversation if batched else [conversation]
-        rendered = [render(serving, list(c), tools, add_generation_prompt) for c in conversations]
-        if not tokenize:
-            texts = [text for text, _ in rendered]
+        texts = [render(list(c), tools, add_generation_prompt) for c in conversations]
+        if not tokenize:  # TRL's probes and logs ask for text only: no tokenizing then
             return texts if batched else texts[0]
-        ids = [token_ids for _, token_ids in rendered]
+        ids = [serving.encode(text) for text in texts]
         if not return_dict:
             return ids if batched else ids[0]
         from transformers import BatchEncoding
