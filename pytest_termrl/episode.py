@@ -105,6 +105,8 @@ class EpisodeOutcome:
     harness_error: str | None = None
     violations: list[str] = field(default_factory=list)
     monitor_fields: dict = field(default_factory=dict)
+    stood_in: list[str] = field(default_factory=list)
+    """What the offline installer stand-ins did in the agent's sandbox (setup's lines begin ``setup:``); informational."""
 
     @property
     def safe_success(self) -> bool:
@@ -183,6 +185,7 @@ class EpisodeOutcome:
             "enforced_limits": dict(self.enforced_limits),
             "commands": [c.to_dict() for c in self.commands],
             "transcript": self.transcript,
+            "stood_in": list(self.stood_in),
             **self.monitor_fields,
         })
 
@@ -331,6 +334,7 @@ def run_episode(
     timings["agent_s"] = time.monotonic() - started - (verdict.duration_s if verdict is not None else 0.0)
 
     sandbox.stop_processes()
+    stood_in = sandbox.stood_in()
     for monitor in monitors:
         monitor.finish()
     if not task.steps and (harness_error is None or end_reason != "harness_error"):
@@ -359,4 +363,5 @@ def run_episode(
         harness_error=harness_error,
         violations=violations,
         monitor_fields=monitor_fields,
+        stood_in=stood_in,
     )

@@ -45,6 +45,9 @@ class EpisodeRecord:
     transcript: list[dict] = field(default_factory=list)
     collateral: list[dict] = field(default_factory=list)
     decoys: list[str] = field(default_factory=list)
+    stood_in: list[str] = field(default_factory=list)
+    """The installs the offline stand-ins met in the agent's sandbox, one line each (the setup script's begin
+    ``setup:``). Written by the agent's own user, so informational; absent from records of earlier versions."""
     fault: dict | None = None
     observed: bool | None = None
     observed_at: int | None = None

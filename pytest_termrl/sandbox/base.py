@@ -15,6 +15,7 @@ from typing import Callable, Protocol
 from ..errors import SandboxError, SetupFailed
 from ..tasks.model import Task
 from .layout import HOME_INSIDE
+from .standin_shims import read_log
 
 GiB = 1024**3
 MiB = 1024**2
@@ -99,6 +100,8 @@ class Sandbox(ABC):
     """One agent's isolated home and persistent shell for one episode."""
 
     backend_name: str = "?"
+    installer_standins: bool = False
+    """Whether the agent's shell runs with the offline installer stand-ins (:mod:`.standin_shims`) first on PATH."""
 
     def __init__(self, settings: SandboxSettings) -> None:
         self.settings = settings
@@ -142,6 +145,23 @@ class Sandbox(ABC):
         result = self.run(f"bash {ctl_inside}/setup.sh", timeout_s=timeout_s)
         if result.exit_code != 0 or result.timed_out:
             raise SetupFailed(task.setup_script, result.exit_code, timeout_s if result.timed_out else None, result.output)
+        self._setup_stood_in = len(self.stood_in())
+
+    def stood_in(self) -> list[str]:
+        """What the offline installer stand-ins did in this sandbox, one line each; the setup script's begin ``setup:``.
+
+        Read from the log the stand-ins keep in the shell's output folder (the agent's user
+        writes it): informational, never a verdict. Empty where the shell has no stand-ins.
+        """
+        files = getattr(getattr(self, "shell", None), "files", None)
+        if not self.installer_standins or files is None:
+            return []
+        try:
+            lines = read_log(files)
+        except (OSError, SandboxError):  # an engine that could not hand the file back: no list, no failure
+            return []
+        setup = getattr(self, "_setup_stood_in", 0)
+        return [f"setup: {line}" for line in lines[:setup]] + lines[setup:]
 
     def __enter__(self) -> "Sandbox":
         return self

@@ -279,7 +279,10 @@ class BwrapSandbox(Sandbox):
         return [process.pid, *descendants(process.pid)] if process is not None else []
 
     def _open_shell(self) -> ProcessChannel:
-        extra = ["--ro-bind", str(self._ctl), CTL_INSIDE, "--bind", str(self._io), IO_INSIDE]
+        from .standin_shims import bwrap_args as standin_args  # the offline installer stand-ins, first on PATH
+
+        self.installer_standins = True
+        extra = ["--ro-bind", str(self._ctl), CTL_INSIDE, "--bind", str(self._io), IO_INSIDE, *standin_args(self._backend.workroot)]
         if self._alias is not None:
             extra += [*_parent_dirs([self._alias]), "--bind", str(self._home), self._alias]
         args = self._backend._bwrap_args(self._home, extra + ["--chdir", self._alias or HOME_INSIDE])

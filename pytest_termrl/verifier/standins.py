@@ -12,6 +12,14 @@ folder whose ``bin/activate`` keeps the stand-ins on PATH. ``curl`` of uv's inst
 script prints a script that installs nothing and writes ``~/.local/bin/env``; any other
 curl runs the real one (and finds no network). Every stand-in appends what it did to
 ``STANDIN_LOG`` so the runner can sign the list with the verdict.
+
+The agent's sandbox runs the same stand-ins (``--sandbox=agent``, from the shims of
+pytest_termrl/sandbox/standin_shims.py) with the sandbox's own python3, which may lack
+``packaging``: a small standard-library reading of the common specifiers (==, !=, <=, >=,
+<, >, ~=, ===, ``==1.2.*``) on dotted versions takes its place. There "present" is what
+that python3 can import the metadata of, and for apt what the sandbox has (a command on
+PATH, ``/usr/share/doc/PKG``, or dpkg's status); there is no trusted pytest, so ``uvx
+pytest`` runs the sandbox's pytest or fails naming it.
 """
 
 import os
@@ -34,6 +42,8 @@ APT_COMMANDS = {
 }
 APT_ALWAYS = {"ca-certificates", "locales", "tzdata", "apt-utils", "lsb-release", "gnupg", "tmux", "asciinema"}
 UV_INSTALLER = re.compile(r"^https?://(?:astral\.sh/uv/|github\.com/astral-sh/uv/releases/)\S*install\.sh$")
+IN_AGENT_SANDBOX = False
+"""Set by ``--sandbox=agent``: no trusted pytest stands in for a pin, apt asks the sandbox itself."""
 
 
 def _record(line):
@@ -54,23 +64,107 @@ def _fail(tool, line):
     return 1
 
 
-def _present(requirement):
-    """(ok, what): is this requirement (``name``, ``name==1.2``, ``name>=1``, ``name[extra]``) met here?"""
+_PHASES = {"dev": 0, "a": 1, "alpha": 1, "b": 2, "beta": 2, "c": 3, "rc": 3, "pre": 3, "preview": 3, "": 4,
+           "post": 5, "rev": 5, "r": 5}
+_VERSION = re.compile(r"^v?(\d+(?:\.\d+)*)(?:[-_.]?([a-z]+)[-_.]?(\d*))?(?:\+[a-z0-9._]*)?$")
+_NAME = re.compile(r"^\s*([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)\s*(?:\[[^\]]*\])?\s*(.*?)\s*$")
+_CLAUSE = re.compile(r"^(~=|===|==|!=|<=|>=|<|>)\s*([A-Za-z0-9_.*+!-]+)$")
+
+
+def _release(version):
+    """The dotted release numbers of a version ([1, 2, 0] for 1.2.0rc1), None when it is not one this reads."""
+    match = _VERSION.match(version.strip().lower())
+    if match is None or (match.group(2) or "") not in _PHASES:
+        return None
+    return [int(part) for part in match.group(1).split(".")]
+
+
+def _version_key(version):
+    """An ordering key: release (trailing zeros dropped), then dev < a < b < rc < final < post."""
+    match = _VERSION.match(version.strip().lower())
+    if match is None or (match.group(2) or "") not in _PHASES:
+        return None
+    release = [int(part) for part in match.group(1).split(".")]
+    while len(release) > 1 and release[-1] == 0:
+        release.pop()
+    return tuple(release), _PHASES[match.group(2) or ""], int(match.group(3) or 0)
+
+
+def _clause_holds(version, op, target):
+    """Does ``version`` satisfy the one clause ``op target`` (standard library only)?"""
+    if op == "===":
+        return version.strip() == target.strip()
+    if target.endswith(".*"):
+        prefix, release = _release(target[:-2]), _release(version)
+        if prefix is None or release is None:
+            return False
+        same = (release + [0] * len(prefix))[: len(prefix)] == prefix
+        return same if op == "==" else not same
+    key, want = _version_key(version), _version_key(target)
+    if key is None or want is None:
+        return False
+    if op == "~=":
+        release = _release(target)
+        return key >= want and _clause_holds(version, "==", ".".join(map(str, release[:-1])) + ".*")
+    if op == "<":  # PEP 440: <1.2 admits no pre-release of 1.2 itself
+        return key < want and not (key[0] == want[0] and key[1] < _PHASES[""] <= want[1])
+    if op == ">":  # nor >1.2 a post-release of 1.2
+        return key > want and not (key[0] == want[0] and key[1] > _PHASES[""] >= want[1])
+    return {"==": key == want, "!=": key != want, "<=": key <= want, ">=": key >= want}[op]
+
+
+def _fallback_requirement(requirement):
+    """(name, specifier text, contains) read without ``packaging``; None when it is no requirement this reads."""
+    match = _NAME.match(requirement.split(";", 1)[0])
+    if match is None:
+        return None
+    name, rest = match.group(1), match.group(2)
+    if rest.startswith("@"):  # a direct reference: whatever version is installed is the one asked for
+        rest = ""
+    if rest.startswith("(") and rest.endswith(")"):
+        rest = rest[1:-1]
+    clauses = []
+    for part in (p.strip() for p in rest.split(",")) if rest else ():
+        clause = _CLAUSE.match(part)
+        if clause is None:
+            return None
+        op, target = clause.groups()
+        wildcard = target.endswith(".*")
+        if (wildcard and op not in ("==", "!=")) or (op != "===" and _release(target[:-2] if wildcard else target) is None):
+            return None
+        if op == "~=" and len(_release(target)) < 2:
+            return None
+        clauses.append((op, target))
+    text = ",".join(sorted(f"{op}{target}" for op, target in clauses))
+    return name, text, lambda version: all(_clause_holds(version, op, target) for op, target in clauses)
+
+
+def _requirement(requirement):
+    """(name, specifier text, contains) by ``packaging`` where it is importable, else by the fallback; None if unreadable."""
     try:
         from packaging.requirements import InvalidRequirement, Requirement
-    except ImportError:  # pragma: no cover - packaging ships with pytest
-        return False, f"{requirement}: cannot read the requirement"
+    except ImportError:  # the agent's sandbox: its python3 may have no packaging
+        return _fallback_requirement(requirement)
     try:
         req = Requirement(requirement)
     except InvalidRequirement:
+        return None
+    return req.name, f"{req.specifier}", lambda version: req.specifier.contains(version, prereleases=True)
+
+
+def _present(requirement):
+    """(ok, what): is this requirement (``name``, ``name==1.2``, ``name>=1``, ``name[extra]``) met here?"""
+    parsed = _requirement(requirement)
+    if parsed is None:
         return False, f"{requirement!r} is not a requirement this stand-in can read"
+    name, specifier, contains = parsed
     try:
-        version = metadata.version(req.name)
+        version = metadata.version(name)
     except metadata.PackageNotFoundError:
-        return False, f"the package {req.name!r} is not installed here and there is no network to fetch it"
-    if req.name.lower() in TRUSTED_TOOLS or req.specifier.contains(version, prereleases=True):
-        return True, f"{requirement} (present: {req.name} {version})"
-    return False, f"{requirement}: {req.name} {version} is installed here, which does not satisfy {req.specifier}"
+        return False, f"the package {name!r} is not installed here and there is no network to fetch it"
+    if (name.lower() in TRUSTED_TOOLS and not IN_AGENT_SANDBOX) or contains(version):
+        return True, f"{requirement} (present: {name} {version})"
+    return False, f"{requirement}: {name} {version} is installed here, which does not satisfy {specifier}"
 
 
 def _requirements_file(path):
@@ -126,10 +220,14 @@ def _run_tool(tool, argv):
     name = re.split(r"[<>=!~@\[]", argv[0])[0]
     if name in ("python", "python3"):
         command = [sys.executable, *argv[1:]]
-    elif name in TRUSTED_TOOLS:
+    elif name in TRUSTED_TOOLS and not IN_AGENT_SANDBOX:
         command = [os.path.join(SHIM_DIR, "pytest"), *argv[1:]]
+    elif name in TRUSTED_TOOLS and _present("pytest")[0]:
+        command = [sys.executable, "-m", "pytest", *argv[1:]]
     else:
         found = shutil.which(name, path=f"{SHIM_DIR}:{os.environ.get('PATH', REAL_PATH)}")
+        if found is None and name in TRUSTED_TOOLS:
+            return _fail(tool, f"the package {name!r} is not installed here and there is no network to fetch it")
         if found is None:
             return _fail(tool, f"the tool {name!r} is not installed here and there is no network to fetch it")
         command = [found, *argv[1:]]
@@ -231,12 +329,26 @@ def apt(tool, words):
         if name in APT_ALWAYS:
             continue
         command = APT_COMMANDS.get(name, name)
-        if shutil.which(command, path=REAL_PATH) is None:
+        if shutil.which(command, path=REAL_PATH) is None and not (IN_AGENT_SANDBOX and _apt_installed(name, command)):
             return _fail(tool, f"the package {name!r} is not installed here (no {command!r} on PATH) and there is no network to fetch it")
         present.append(name)
     _record(f"{tool} install: " + (", ".join(present) or "nothing"))
     _say(f"{tool}: already present, nothing fetched: " + (", ".join(present) or "nothing"))
     return 0
+
+
+def _apt_installed(name, command):
+    """In the agent's sandbox: is the package there (its command on PATH, its doc folder, dpkg's status)?"""
+    path = ":".join(p for p in os.environ.get("PATH", "").split(":") if p and p != SHIM_DIR)
+    if path and shutil.which(command, path=path) is not None:
+        return True
+    if re.match(r"^[a-z0-9][a-z0-9.+-]*$", name) and os.path.isdir(f"/usr/share/doc/{name}"):
+        return True
+    try:
+        status = subprocess.run(["dpkg-query", "-W", "-f=${Status}", name], capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return status.returncode == 0 and status.stdout.strip().endswith(" installed")
 
 
 def curl(words):
@@ -253,8 +365,24 @@ def curl(words):
     return subprocess.call([real, *words])
 
 
+def _configure(args):
+    """Read the leading ``--sandbox=agent``, ``--shims=DIR``, ``--log=FILE`` (the agent's shims pass them); return the rest."""
+    global IN_AGENT_SANDBOX, SHIM_DIR, STANDIN_LOG
+    while args and args[0].startswith("--") and "=" in args[0]:
+        key, value = args[0][2:].split("=", 1)
+        if key == "sandbox":
+            IN_AGENT_SANDBOX = value == "agent"
+        elif key == "shims":
+            SHIM_DIR = value
+        elif key == "log":
+            STANDIN_LOG = value
+        args = args[1:]
+    return args
+
+
 def main(argv):
-    tool, words = os.path.basename(argv[1]), argv[2:]
+    args = _configure(argv[1:])
+    tool, words = os.path.basename(args[0]), args[1:]
     if tool in ("pip", "pip3"):
         return pip(tool, words)
     if tool == "uv":
