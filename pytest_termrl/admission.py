@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -88,6 +89,26 @@ def image_problems(task: Task, backend: SandboxBackend) -> list[str]:
     return sorted(set(problems))
 
 
+_DENIED = re.compile(r"(?:Permission denied|Read-only file system): '(/[^']*)'")
+
+
+def outside_workdir_writes(detail: str, workdir: str) -> list[str]:
+    """The blocker behind a reference that failed on writing outside the workdir, named by path.
+
+    Terminal-Bench and Harbor run the reference and the tests as root in the task's image, so
+    they may create folders such as ``/data``; here the system directories are read-only to
+    the agent's user, and only the docker backend can give the task its own root filesystem.
+    """
+    root = workdir.rstrip("/") or "/"
+    paths = sorted({m.group(1) for m in _DENIED.finditer(detail or "")})
+    outside = [p for p in paths if p != root and not p.startswith(root + "/")]
+    return [
+        f"writes {p}, outside the workdir {root}: its image lets root create it, here system directories are read-only "
+        f"(needs the docker backend)"
+        for p in outside
+    ]
+
+
 def admit_task(harness: Harness, task: Task, run: bool = True) -> Admission:
     status, reasons = offline_status(task)
     backend_name = harness.backend.name
@@ -149,6 +170,7 @@ def admit_task(harness: Harness, task: Task, run: bool = True) -> Admission:
             result.stood_in = list(getattr(verdict, "stood_in", None) or [])
             if not result.reference_passes:
                 result.reasons.append(f"the reference fails its grader: {detail}")
+                result.reasons += outside_workdir_writes(detail, task.workdir)
     return result
 
 
