@@ -9,6 +9,14 @@ verifier mounts the harness's own interpreter read-only, as the bwrap backend do
     python -m pytest_termrl.sandbox.image build [--tag termrl-base:1] [--force]
     python -m pytest_termrl.sandbox.image ensure [--tag termrl-base:1]   # build if missing
     python -m pytest_termrl.sandbox.image mirror                         # show the apt mirror
+    python -m pytest_termrl.sandbox.image build --with cpp,golang        # a toolchain variant
+    python -m pytest_termrl.sandbox.image ensure --with cpp              # build the variant if missing
+
+A toolchain variant (:mod:`.toolchain_images` names them: ``cpp``, ``golang``, ``java``,
+``rust``) is the base image plus those toolchains' Debian packages, installed by apt from
+the same mirror in one container started from the base image with the host's network,
+then committed as one layer on top of it (``termrl-base:1-cpp``): it shares the base's
+layers, and apt's sources and lists are gone from it again.
 
 A task may bring a Dockerfile; :func:`build_task_image` builds it with the network off and
 without pulling, and a ``FROM`` image that is not present locally is a clear error naming
@@ -33,6 +41,8 @@ from typing import Callable
 
 from ..errors import SandboxError
 from ..tasks.importers.dockerfile import HARNESS_BASE_REPOSITORY
+from ..tasks.importers.dockerfile_syntax import instructions
+from .toolchain_images import TOOLCHAINS_LABEL, toolchain_names, toolchain_packages, toolchain_tag
 
 DEFAULT_TAG = f"{HARNESS_BASE_REPOSITORY}:1"
 BASE_LABEL = "termrl.base"
@@ -254,6 +264,90 @@ def ensure_base_image(tag: str = DEFAULT_TAG, client=None, **kwargs) -> str:
     return build_base_image(tag, client=client, **kwargs)
 
 
+# -- toolchain variants -------------------------------------------------------------------
+APT_INSIDE = "/mnt/termrl-apt"
+"""Where the variant's build container sees its apt sources and keyring (bind-mounted, read-only)."""
+
+
+def _apt_script(packages: tuple[str, ...]) -> str:
+    options = f"-o Dir::Etc::SourceList={APT_INSIDE}/sources.list -o Dir::Etc::SourceParts=/nonexistent -o Acquire::Retries=3"
+    return "\n".join([
+        "set -e",
+        "export DEBIAN_FRONTEND=noninteractive",
+        f"apt-get {options} update -qq",
+        f"apt-get {options} install -y -qq --no-install-recommends {' '.join(packages)}",
+        "apt-get clean",
+        "rm -rf /var/lib/apt/lists/* /var/cache/apt/*.bin /var/log/apt /var/log/dpkg.log /var/log/alternatives.log",
+    ])
+
+
+def build_toolchain_image(
+    names,
+    base_tag: str = DEFAULT_TAG,
+    mirror: str | None = None,
+    client=None,
+    log: Callable[[str], None] = lambda line: print(line, file=sys.stderr, flush=True),
+) -> str:
+    """The base image plus the named toolchains' Debian packages, committed as one layer; returns its tag.
+
+    The base image is built first when missing. apt runs as root in a container of the base
+    image on the host's network (the only build step that needs one), reading a sources
+    list and keyring bind-mounted from here (the base's own mirror suite), so nothing of them
+    stays in the image.
+    """
+    names = toolchain_names(names)
+    packages = toolchain_packages(names)
+    client = client or docker_client()
+    ensure_base_image(base_tag, client=client, mirror=mirror, log=log)
+    base = client.images.get(base_tag)
+    labels = (base.attrs.get("Config") or {}).get("Labels") or {}
+    found_mirror, suite, keyring = apt_mirror(labels.get("termrl.suite"))
+    mirror = (mirror or found_mirror).rstrip("/")
+    tag = toolchain_tag(base_tag, names)
+    started = time.monotonic()
+    work = Path(tempfile.mkdtemp(prefix="termrl-toolchain-", dir="/var/tmp"))
+    container = None
+    try:
+        signed = ""
+        if keyring and Path(keyring).is_file():
+            shutil.copyfile(keyring, work / "keyring.gpg")
+            signed = f"[signed-by={APT_INSIDE}/keyring.gpg] "
+        (work / "sources.list").write_text(f"deb {signed}{mirror} {suite} main\n")
+        os.chmod(work, 0o755)
+        log(f"+ apt-get install {' '.join(packages)} in a container of {base_tag} ({mirror} {suite})")
+        container = client.containers.create(
+            base_tag, ["bash", "-c", _apt_script(packages)], user="0:0", network_mode="host",
+            volumes={str(work): {"bind": APT_INSIDE, "mode": "ro"}}, labels={"termrl.role": "toolchain-build"},
+        )
+        container.start()
+        status = container.wait().get("StatusCode")
+        if status != 0:
+            output = container.logs().decode(errors="replace")
+            raise ImageError(f"installing {' '.join(packages)} into {base_tag} failed (exit {status}):\n{output[-4000:]}")
+        repository, _, version = tag.rpartition(":")
+        changes = ['CMD ["/bin/bash"]', "WORKDIR /home/user", "USER 0:0",
+                   f"LABEL {TOOLCHAINS_LABEL}={','.join(names)} termrl.toolchain-packages={','.join(packages)}"]
+        container.commit(repository=repository, tag=version, changes="\n".join(changes))
+        image = client.images.get(tag)
+        added = image.attrs.get("Size", 0) - base.attrs.get("Size", 0)
+        log(f"built {tag} ({image.short_id}, {image.attrs.get('Size', 0) / 1e6:.0f} MB, {added / 1e6:.0f} MB over {base_tag}) "
+            f"in {time.monotonic() - started:.0f} s")
+        return tag
+    finally:
+        if container is not None:
+            container.remove(force=True)
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def ensure_toolchain_image(names, base_tag: str = DEFAULT_TAG, client=None, **kwargs) -> str:
+    """The variant's tag, building it first when the engine lacks it."""
+    client = client or docker_client()
+    tag = toolchain_tag(base_tag, names)
+    if image_exists(client, tag):
+        return tag
+    return build_toolchain_image(names, base_tag, client=client, **kwargs)
+
+
 # -- task images -------------------------------------------------------------------------
 _FROM = re.compile(r"^\s*FROM\s+(?P<rest>.+)$", re.I)
 _ARG = re.compile(r"^\s*ARG\s+(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?:=(?P<value>\S*))?\s*$", re.I)
@@ -324,6 +418,19 @@ def task_image_tag(context: Path) -> str:
     return f"termrl-task-{name}:{digest.hexdigest()[:12]}"
 
 
+HEREDOC_NEEDS_BUILDKIT = (
+    "heredocs in a Dockerfile (Dockerfile syntax 1.4) are read only by BuildKit's Dockerfile frontend 1.4 or later, "
+    "which an engine ships built in from Docker 23.0 (or pulls as docker/dockerfile:1.4 from a registry); the SDK's "
+    "builder is the legacy one, which reads the body as instructions"
+)
+"""Why a Dockerfile with heredocs is refused, whatever the engine: the SDK cannot drive BuildKit."""
+
+
+def heredoc_lines(dockerfile: Path) -> list[int]:
+    """The lines of the instructions that open a heredoc (``RUN <<EOF``, ``COPY <<EOF /x``)."""
+    return [step.lineno for step in instructions(dockerfile.read_text(errors="replace")) if step.heredocs]
+
+
 def build_task_image(dockerfile_dir: Path, tag: str | None = None, client=None) -> str:
     """Build the task's image from ``dockerfile_dir/Dockerfile`` with the network off; return its tag.
 
@@ -341,6 +448,14 @@ def build_task_image(dockerfile_dir: Path, tag: str | None = None, client=None) 
     tag = tag or task_image_tag(dockerfile_dir)
     if image_exists(client, tag):
         return tag
+    heredocs = heredoc_lines(dockerfile)
+    if heredocs:
+        version = client.version().get("Version", "?")
+        raise ImageError(
+            f"{dockerfile}: line {', '.join(map(str, heredocs))} opens a heredoc: {HEREDOC_NEEDS_BUILDKIT}; this engine is "
+            f"Docker {version}. Build the image with `DOCKER_BUILDKIT=1 docker build -t {tag} {dockerfile_dir}` where a "
+            f"BuildKit that reads heredocs is at hand, then run again (an image of that tag is used as it is)"
+        )
     import docker
 
     try:
@@ -367,7 +482,9 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     for name, text in (("build", "build the base image (again, with --force)"), ("ensure", "build the base image if it is missing")):
         p = sub.add_parser(name, help=text)
-        p.add_argument("--tag", default=DEFAULT_TAG)
+        p.add_argument("--tag", default=DEFAULT_TAG, help="the base image's tag (with --with: the variant's base)")
+        p.add_argument("--with", dest="toolchains", default=None, metavar="NAMES",
+                       help="a toolchain variant of the base image with these, comma-separated: cpp, golang, java, rust")
         p.add_argument("--mirror", default=None, help="Debian mirror URI (default: the one apt uses)")
         p.add_argument("--suite", default=None, help="distribution codename (default: the host's)")
         p.add_argument("--scratch", default=None, help="folder for the temporary root filesystem (default /var/tmp)")
@@ -386,6 +503,14 @@ def main(argv: list[str] | None = None) -> int:
             print(build_task_image(Path(args.dockerfile_dir)))
             return 0
         client = docker_client()
+        if args.toolchains is not None:
+            names = toolchain_names(args.toolchains)
+            tag = toolchain_tag(args.tag, names)
+            if (args.command == "ensure" or not args.force) and image_exists(client, tag):
+                print(f"{tag} present ({client.images.get(tag).short_id}); nothing to do")
+                return 0
+            print(build_toolchain_image(names, args.tag, mirror=args.mirror, client=client))
+            return 0
         kwargs = {"mirror": args.mirror, "suite": args.suite, "scratch": Path(args.scratch) if args.scratch else None}
         if args.command == "ensure" or not args.force:
             if image_exists(client, args.tag):
@@ -393,7 +518,7 @@ def main(argv: list[str] | None = None) -> int:
                 return 0
         build_base_image(args.tag, client=client, **kwargs)
         return 0
-    except ImageError as exc:
+    except SandboxError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
 

@@ -22,7 +22,7 @@ from typing import ContextManager, Protocol
 
 from ...errors import SandboxError
 from ..base import IsolatedRun, SandboxSettings, TrustedMount
-from ..layout import HOME_INSIDE, default_workroot
+from ..layout import HOME_INSIDE, default_workroot, workdir_alias
 from .engine import DockerEngine, engine_is_local
 from .exec import exec_verifier
 from .local import DockerSandbox, LocalMode
@@ -35,8 +35,8 @@ class EngineMode(Protocol):
     local: bool
     sandbox: type[DockerSandbox]
 
-    def verifier_container(self, engine: DockerEngine, home: Path, mounts: list[TrustedMount]) -> ContextManager:
-        """A started container with a copy of ``home`` at /home/user and the trusted mounts; removed on exit."""
+    def verifier_container(self, engine: DockerEngine, home: Path, mounts: list[TrustedMount], alias: str | None = None) -> ContextManager:
+        """A started container with a copy of ``home`` at /home/user (and at ``alias``) and the trusted mounts; removed on exit."""
 
 
 class DockerBackend(DockerEngine):
@@ -74,6 +74,6 @@ class DockerBackend(DockerEngine):
         timeout_s: float,
         cwd: str = HOME_INSIDE,
     ) -> IsolatedRun:
-        with self.mode.verifier_container(self, home, mounts) as container:
+        with self.mode.verifier_container(self, home, mounts, workdir_alias(cwd)) as container:
             s = self.settings
             return exec_verifier(self.api, container.id, f"{s.agent_uid}:{s.agent_gid}", argv, secret, timeout_s, cwd)

@@ -1,11 +1,18 @@
 """The docker sandbox on an engine of this machine (a unix socket, or tcp to loopback).
 
-The home is a host folder bind-mounted at /home/user, and so are the shell's command and
-output folders, so ``Sandbox.home`` is a host path and the collateral oracle, decoys and
+The home is a host folder bind-mounted at /home/user (and a second time at the task's
+workdir when that is elsewhere, /app: :func:`..layout.workdir_alias`), and so are the shell's
+command and output folders, so ``Sandbox.home`` is a host path and the collateral oracle, decoys and
 faults work unchanged, exactly as with bwrap. The harness must run as root (it owns and
 chowns the files of uid 1000, like bwrap does). The agent's processes are killed from the
 host through the container's cgroup. The verifier's container gets the snapshot and the
 trusted mounts bind-mounted too.
+
+The image is the backend's (the base image), the task's own (its prebuilt image, or one
+built from its Dockerfile), or, for an imported task whose Dockerfile only starts from a
+generic Linux image that the harness's plan stands in for (environment files and setup,
+as on bwrap), the base image or its toolchain variant for the compilers and runtimes the
+task runs (:func:`task_image_for`, :mod:`..toolchain_images`).
 
 :class:`DockerSandbox` is also the base of the remote engine's sandbox (:mod:`.remote`),
 which replaces the bind mounts by volumes and a mirror.
@@ -20,14 +27,16 @@ from pathlib import Path
 from typing import Iterator
 
 from ...errors import SandboxError
+from ...tasks.importers.dockerfile import HARNESS_BASE_REPOSITORY, is_generic_base
 from ...tasks.model import ImageSpec, Task
 from ..base import CommandResult, Sandbox, TrustedMount
 from ..control_files import HostControlFiles
 from ..hostfs import chown_tree, copy_tree, snapshot_home
-from ..image import ImageError, build_task_image, image_exists, missing_image_message
-from ..layout import AGENT_ENV, CTL_INSIDE, HOME_INSIDE, IO_INSIDE
+from ..image import DEFAULT_TAG, ImageError, build_task_image, image_exists, missing_image_message
+from ..layout import AGENT_ENV, CTL_INSIDE, HOME_INSIDE, IO_INSIDE, workdir_alias
 from ..limits import task_settings
 from ..shell import PersistentShell
+from ..toolchain_images import toolchain_image_for
 from .engine import DockerEngine
 from .exec import ExecChannel, ExecStream
 from .kill import cgroup_procs, kill_inside, kill_through_cgroup
@@ -48,6 +57,8 @@ class DockerSandbox(Sandbox):
         os.chmod(self._home, 0o755)
         os.chown(self._home, s.agent_uid, s.agent_gid)
         self.image = backend.image
+        self.alias: str | None = None
+        """Where the home shows a second time: the task's workdir when it is not under /home/user."""
         self.container = None
         self.enforced_limits = dict(backend.enforced)
         self._shell = PersistentShell(
@@ -101,6 +112,8 @@ class DockerSandbox(Sandbox):
             (str(self._in), CTL_INSIDE, True),
             (str(self._out), IO_INSIDE, False),
         ]
+        if self.alias is not None:
+            binds.append((str(self._home), self.alias, False))
         return self._backend.start_container("agent", self._label, self.image, binds, settings=self.settings)
 
     def _open_shell(self) -> ExecChannel:
@@ -144,13 +157,15 @@ class DockerSandbox(Sandbox):
             self.settings, notes = task_settings(self.settings, task.resources, STORAGE_NOT_ENFORCED, self._backend.machine)
             self.enforced_limits = {**self._backend.enforced_for(self.settings), **notes}
         s = self.settings
-        image = task_image_for(task, self._backend)
-        if image is not None and image != self.image:
+        image = task_image_for(task, self._backend) or self.image
+        alias = workdir_alias(task.workdir)
+        if (image, alias) != (self.image, self.alias):
             if self.container is not None:
                 self._shell.stop()
                 self._backend.remove_container(self.container.id)
                 self.container = None
-            self.image = image
+            self.image, self.alias = image, alias
+            self._shell.workdir = alias or HOME_INSIDE
         if task.environment_dir is not None:
             copy_tree(task.environment_dir, self._home)
         chown_tree(self._home, s.agent_uid, s.agent_gid)
@@ -192,8 +207,23 @@ class DockerSandbox(Sandbox):
             shutil.rmtree(self._folder, ignore_errors=True)
 
 
+def planned_on_a_generic_base(image: ImageSpec) -> bool:
+    """Whether the harness's plan of the task's Dockerfile stands in for its image: nothing needs
+    the image itself, and it only starts from generic Linux images (``ubuntu:24.04``) other than
+    the harness's own base (which the engine builds FROM)."""
+    return not image.needs_docker and bool(image.base_images) and all(
+        is_generic_base(base) and base.split("@")[0].split(":")[0] != HARNESS_BASE_REPOSITORY for base in image.base_images
+    )
+
+
 def task_image_for(task: Task, engine: DockerEngine) -> str | None:
-    """The image a task asks for: its prebuilt ``image.docker_image``, or the image of its own Dockerfile."""
+    """The image a task runs in: its prebuilt ``image.docker_image``, the image of its own Dockerfile,
+    or (None: the backend's base image will do) the toolchain variant its toolchain commands need.
+
+    A Dockerfile the plan stands in for (:func:`planned_on_a_generic_base`) is not built: its
+    base would have to be pulled and its installs fetched, and the plan already copies its files
+    and replays its setup, as on bwrap.
+    """
     image = task.image or ImageSpec()
     named = image.docker_image
     if named:
@@ -201,12 +231,14 @@ def task_image_for(task: Task, engine: DockerEngine) -> str | None:
             raise SandboxError(missing_image_message(named, task.root / "task.toml"))
         return str(named)
     context = image.build_context or task.root
-    if (context / "Dockerfile").is_file():
+    if (context / "Dockerfile").is_file() and not planned_on_a_generic_base(image):
         try:
             return build_task_image(context, client=engine.client)
         except ImageError as exc:
             raise SandboxError(str(exc)) from exc
-    return None
+    return toolchain_image_for(
+        task.requires, engine.image, DEFAULT_TAG, lambda tag: image_exists(engine.client, tag), f"task {task.id} ({task.root})"
+    )
 
 
 class LocalMode:
@@ -217,9 +249,11 @@ class LocalMode:
 
     @staticmethod
     @contextmanager
-    def verifier_container(engine: DockerEngine, home: Path, mounts: list[TrustedMount]) -> Iterator:
-        """A started container with the snapshot as its home and the trusted mounts, bind-mounted; removed after."""
+    def verifier_container(engine: DockerEngine, home: Path, mounts: list[TrustedMount], alias: str | None = None) -> Iterator:
+        """A started container with the snapshot as its home (and at ``alias``) and the trusted mounts, bind-mounted; removed after."""
         binds = [(str(home), HOME_INSIDE, False)]
+        if alias is not None:
+            binds.append((str(home), alias, False))
         trusted = narrow_system_mounts(mounts)
         skeleton = engine.new_sandbox_dir("verify-skel")
         try:

@@ -128,6 +128,8 @@ class RemoteDockerSandbox(DockerSandbox):
         return RemoteControlFiles(self)
 
     def _new_container(self):
+        if self.alias is not None:
+            raise SandboxError(no_alias_here(self.alias))
         backend = self._backend
         Mount = backend.sdk.types.Mount
         for role in ("home", "ctl", "out"):
@@ -279,8 +281,14 @@ class RemoteMode:
 
     @staticmethod
     @contextmanager
-    def verifier_container(engine: DockerEngine, home: Path, mounts: list[TrustedMount]) -> Iterator:
-        """A started container whose home and trusted mounts are volumes filled from here; removed after."""
+    def verifier_container(engine: DockerEngine, home: Path, mounts: list[TrustedMount], alias: str | None = None) -> Iterator:
+        """A started container whose home and trusted mounts are volumes filled from here; removed after.
+
+        The home's volume holds /home and the home in it, which a volume cannot show a second
+        time at a task's workdir elsewhere (``alias``, /app): refused by name (:func:`no_alias_here`).
+        """
+        if alias is not None:
+            raise SandboxError(no_alias_here(alias))
         Mount = engine.sdk.types.Mount
         image = engine.snapshot_image(home)
         engine.require_image(image)
@@ -300,6 +308,14 @@ class RemoteMode:
                 engine.remove_container(container.id)
         finally:
             engine.remove_volume(home_volume)
+
+
+def no_alias_here(alias: str) -> str:
+    """Why a task whose workdir is not under the home (``alias``) cannot run on an engine of another machine."""
+    return (
+        f"the task's workdir {alias} is not under {HOME_INSIDE}: on an engine of another machine the home is a volume "
+        f"that cannot be shown there too (the verifier's holds {HOME_PARENT}); run it on an engine of this machine or on bwrap"
+    )
 
 
 def home_signature(root: Path) -> str:
