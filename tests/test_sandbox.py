@@ -4,6 +4,7 @@ agent. What every backend must hold is in tests/test_isolation.py."""
 
 from __future__ import annotations
 
+import itertools
 import os
 import subprocess
 import tempfile
@@ -67,7 +68,8 @@ def fake_cgroup_root(tmp_path, monkeypatch):
         (root / controller / "cgroup.procs").write_text("")
     monkeypatch.setattr(limits_mod, "_V1_ROOT", root)
     # A stand-in group holds a file, so release() would wait for it to empty: don't.
-    monkeypatch.setattr(limits_mod, "time", type("T", (), {"sleep": staticmethod(lambda s: None)}))
+    clock = itertools.count(step=10.0)  # every reading is past any deadline of release()'s
+    monkeypatch.setattr(limits_mod, "time", type("T", (), {"sleep": staticmethod(lambda s: None), "monotonic": staticmethod(lambda: next(clock))}))
     return root
 
 

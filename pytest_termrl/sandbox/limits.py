@@ -92,14 +92,18 @@ class ResourceLimits:
 
     def release(self) -> None:
         for path in self.cgroup_dirs:
-            for _ in range(50):
+            pause, deadline = 0.001, time.monotonic() + 1.0
+            while True:  # busy until its last process is gone: usually within a millisecond or two
                 try:
                     path.rmdir()
                     break
                 except FileNotFoundError:
                     break
                 except OSError:
-                    time.sleep(0.02)
+                    if time.monotonic() >= deadline:
+                        break
+                    time.sleep(pause)
+                    pause = min(pause * 2, 0.02)
         self.cgroup_dirs = []
 
 

@@ -51,16 +51,25 @@ def kill_all(pids: list[int]) -> None:
             pass
 
 
-def kill_descendants(root_pid: int, spare: set[int], rounds: int = 20) -> int:
-    """SIGKILL root_pid's descendants except ``spare``, again until none are left (fork bombs)."""
+def kill_descendants(root_pid: int, spare: set[int], patience_s: float = 0.4) -> int:
+    """SIGKILL root_pid's descendants except ``spare``, again until none are left (fork bombs).
+
+    Between rounds it waits for the killed to go, briefly at first: a shell and its few
+    children are gone within a millisecond or two.
+    """
     killed = 0
-    for _ in range(rounds):
+    deadline = time.monotonic() + patience_s
+    pause = 0.001
+    while True:
         victims = [pid for pid in descendants(root_pid) if pid not in spare]
         if not victims:
             break
         kill_all(victims)
         killed += len(victims)
-        time.sleep(0.02)
+        if time.monotonic() >= deadline:
+            break
+        time.sleep(pause)
+        pause = min(pause * 2, 0.02)
     return killed
 
 

@@ -26,18 +26,19 @@ TIMEOUT_EXIT_CODE = 124
 
 INIT_SCRIPT = r"""
 __termrl_save() {
+  compgen -v >| "$__TERMRL_CTL/state.vars" 2>/dev/null
   {
     local __v
-    for __v in $(compgen -v); do
+    while IFS= read -r __v; do
       case $__v in
         BASH*|FUNCNAME|GROUPS|EUID|UID|PPID|SHELLOPTS|HIST*|PIPESTATUS|RANDOM|SRANDOM|SECONDS|LINENO|OPTIND|OPTERR|OPTARG|DIRSTACK|COMP_*|EPOCH*|_|__termrl*|__TERMRL*|__v|PWD|OLDPWD|SHLVL|COLUMNS|LINES) ;;
         *) declare -p "$__v" 2>/dev/null ;;
       esac
-    done
-    declare -f | grep -v '^__termrl' >/dev/null 2>&1 && declare -f
-    printf 'umask %s\n' "$(umask)"
-  } > "$__TERMRL_CTL/state.sh" 2>/dev/null
-  printf '%s' "$PWD" > "$__TERMRL_CTL/state.cwd" 2>/dev/null
+    done < "$__TERMRL_CTL/state.vars"
+    declare -f
+    umask -p
+  } >| "$__TERMRL_CTL/state.sh" 2>/dev/null
+  printf '%s' "$PWD" >| "$__TERMRL_CTL/state.cwd" 2>/dev/null
 }
 __termrl_done() {
   __termrl_save
@@ -72,6 +73,7 @@ class PersistentShell:
         self._channel: ShellChannel | None = None
         self._buffer = b""
         self._token = ""
+        self._starting = False
         self.restarts = 0
 
     @property
@@ -79,7 +81,8 @@ class PersistentShell:
         return self._channel is not None
 
     # -- lifecycle -------------------------------------------------------------------
-    def start(self, restore: bool = False) -> None:
+    def start(self, restore: bool = False, wait: bool = True) -> None:
+        """Open a shell and hand it the protocol; ``wait=False`` returns before it answers (:meth:`wait_started`)."""
         self._channel = self._open_channel()
         self._buffer = b""
         self._token = "__TERMRL_DONE_" + secrets.token_hex(8)
@@ -95,6 +98,15 @@ class PersistentShell:
             lines.append(f'cd -- "$(cat {io}/state.cwd 2>/dev/null || echo {self.workdir})" 2>/dev/null')
         lines.append("__termrl_done 0 0")
         self._channel.send(("\n".join(lines) + "\n").encode())
+        self._starting = True
+        if wait:
+            self.wait_started()
+
+    def wait_started(self) -> None:
+        """Wait for a started shell's first done line (at once if it has answered, or if none is starting)."""
+        if not self._starting or self._channel is None:
+            return
+        self._starting = False
         if self._wait_for(0, time.monotonic() + 30) is None:
             tail = self._buffer.decode(errors="replace")[-500:]
             self.stop()
@@ -103,6 +115,7 @@ class PersistentShell:
     def stop(self) -> None:
         """Kill the shell and every process of the agent; the sandbox stays."""
         channel, self._channel = self._channel, None
+        self._starting = False
         if channel is None:
             return
         try:
@@ -120,6 +133,7 @@ class PersistentShell:
     def run(self, command: str, timeout_s: float) -> CommandResult:
         if self._channel is None:
             self.start()
+        self.wait_started()
         self._counter += 1
         n = self._counter
         clear_first = self.files.discard(n)
