@@ -40,8 +40,36 @@ SYSTEM_DIRS = ("/", "/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64",
 """Folders a task's workdir may not be, nor lie under: showing the home there would hide them."""
 
 
+MEMORY_ROOT = Path("/dev/shm")
+"""A memory file system most Linux machines mount; where the sandboxes' folders live by default."""
+
+
 def default_workroot() -> Path:
-    return Path(tempfile.gettempdir()) / f"termrl-{os.geteuid()}"
+    """``$TERMRL_WORKROOT``, else a folder in memory (/dev/shm), else one in the temporary folder.
+
+    Every episode copies a task's files in, plants decoys (a git repository among them),
+    snapshots the home for the verifier and removes it all again: on a disk those are
+    journalled writes (a snapshot of a 60-file home took 45 ms on ext4 here, 4 ms in memory).
+    """
+    chosen = os.environ.get("TERMRL_WORKROOT")
+    if chosen:
+        return Path(chosen)
+    name = f"termrl-{os.geteuid()}"
+    if MEMORY_ROOT.is_dir() and os.access(MEMORY_ROOT, os.W_OK | os.X_OK) and _is_memory_fs(MEMORY_ROOT):
+        return MEMORY_ROOT / name
+    return Path(tempfile.gettempdir()) / name
+
+
+def _is_memory_fs(path: Path) -> bool:
+    """Whether ``path`` is the mount point of a tmpfs (per /proc/self/mounts)."""
+    try:
+        for line in Path("/proc/self/mounts").read_text().splitlines():
+            fields = line.split()
+            if len(fields) > 2 and fields[1] == str(path) and fields[2] == "tmpfs":
+                return True
+    except OSError:
+        pass
+    return False
 
 
 def workdir_alias(workdir: str) -> str | None:
