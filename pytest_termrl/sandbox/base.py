@@ -58,6 +58,9 @@ class IsolatedRun:
 class TrustedMount:
     host_path: Path
     sandbox_path: str
+    staged: bool = False
+    """Content that differs from run to run (a task's tests): a backend may copy it into a
+    read-only folder it mounted ahead instead of binding ``host_path`` itself."""
 
 
 class ShellChannel(Protocol):

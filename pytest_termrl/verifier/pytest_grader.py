@@ -28,10 +28,10 @@ def grade(backend: SandboxBackend, home: Path, snap_dir: Path, task: Task, inven
     """Run the task's test files on the home's copy and judge them against the inventory."""
     if task.tests_dir is None:
         return Verdict(error=f"task {task.id!r} has no hidden tests")
-    mounts = [TrustedMount(task.tests_dir.resolve(), TESTS_INSIDE), *runner_mounts()]
+    mounts = [TrustedMount(task.tests_dir.resolve(), TESTS_INSIDE, staged=True), *runner_mounts()]
     if task.source.format in ("terminal_bench", "harbor"):
         # Their tests also find their own files at /tests (TEST_DIR), where those harnesses put them.
-        mounts.append(TrustedMount(task.tests_dir.resolve(), "/tests"))
+        mounts.append(TrustedMount(task.tests_dir.resolve(), "/tests", staged=True))
     budget = per_test_timeout_s * max(len(inventory or ()), 5) + 60
     argv = runner_argv(RUNNER, TESTS_INSIDE, str(per_test_timeout_s), task.tests_dir.name)
     body, problem = run_signed(backend, home, argv, mounts, budget, task.workdir, "the hidden tests")

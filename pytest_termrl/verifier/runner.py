@@ -8,6 +8,7 @@ parsed. A collection error that is the grader's own fault (:mod:`blame`; LABEL n
 tests folder in its message) is sent apart, as ``grader_errors``.
 """
 
+import gc
 import os
 import signal
 import sys
@@ -84,8 +85,37 @@ def _short(report):
     return "\n".join(picked)[:2000]
 
 
+# pytest's plugins that grading has no use for: reports to other places, interactive and
+# step-wise modes, and the end-of-run hunt for unraisable exceptions (a forced collection of
+# every object, the costliest part of a short run). Tests keep every fixture they may use.
+UNUSED_PLUGINS = ("cacheprovider", "pastebin", "junitxml", "doctest", "setuponly", "setupplan", "stepwise", "unraisableexception", "threadexception")
+
 # Repository settings of the agent's git repositories must not run code in the verifier.
 _GIT_OVERRIDES = {"core.fsmonitor": "false", "core.hooksPath": "/dev/null", "core.pager": "cat"}
+
+
+def _warm_up():
+    """Import pytest and its built-in plugins before the key is read: a spare does it ahead of its run.
+
+    Only the trusted toolchain is imported (isolated mode: no workspace on sys.path).
+    """
+    import importlib
+
+    import pytest
+
+    try:
+        from _pytest.config import default_plugins
+    except ImportError:  # another pytest layout: it imports its plugins itself, later
+        return pytest
+    for name in default_plugins:
+        if name in UNUSED_PLUGINS:
+            continue
+        try:
+            importlib.import_module(f"_pytest.{name}")
+        except Exception:  # noqa: BLE001 - a head start only; pytest reports real failures itself
+            pass
+    gc.freeze()  # what is loaded now stays: pytest's own collections at the end scan only the run's objects
+    return pytest
 
 
 def main(argv):
@@ -101,21 +131,22 @@ def main(argv):
         os.environ[f"GIT_CONFIG_KEY_{index}"] = key
         os.environ[f"GIT_CONFIG_VALUE_{index}"] = value
     os.environ["GIT_CONFIG_COUNT"] = str(len(_GIT_OVERRIDES))
+    os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+    os.environ.pop("PYTEST_ADDOPTS", None)
+    sys.dont_write_bytecode = True
+    pytest = _warm_up()
+    # A spare started ahead waits here: its home and tests are put in place before the key comes.
     key = channel.read_key()
     result_fd = channel.result_fd()
     tests_dir, per_test_timeout = argv[1], float(argv[2])
     label = argv[3] if len(argv) > 3 else "tests"
     os.environ["TEST_DIR"] = "/tests" if os.path.isdir("/tests") else tests_dir
-    os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
-    os.environ.pop("PYTEST_ADDOPTS", None)
-    sys.dont_write_bytecode = True
-    import pytest
 
     collector = OutcomeCollector(per_test_timeout, tests_dir, label, blame)
     args = [
         tests_dir,
         "-q",
-        "-p", "no:cacheprovider",
+        *(f"-pno:{name}" for name in UNUSED_PLUGINS),
         "--rootdir", tests_dir,
         "--confcutdir", tests_dir,
         "-c", os.devnull,
@@ -135,7 +166,9 @@ def main(argv):
             "grader_errors": collector.grader_errors,
         },
     )
-    return 0
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)  # the verdict is sent: the interpreter's teardown would only delay the harness
 
 
 if __name__ == "__main__":
