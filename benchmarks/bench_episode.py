@@ -2,9 +2,12 @@
 
 Measures, on the real bwrap backend and the real core suite:
 
-- sandbox start to first command: create a sandbox and run ``true`` (median of N);
+- sandbox start to first command: create a sandbox and run ``true`` (median of N), back to back;
+  the backend hands out the spare it started at the previous create; the baselines in the
+  same run: every start cold (no spares), and cold with the work root on disk;
 - per-command overhead of the persistent shell: ``true`` run 200 times in one sandbox;
-- verifier time per task: the hidden-test run of every core task after the reference solution;
+- verifier time per task: the hidden-test run of every core task after the reference solution,
+  with the spare verifier, and the same two cold baselines;
 - whole-suite wall time with the reference agent, pytest subprocesses at -n 1 and -n 2,
   and the speedup between them.
 
@@ -67,6 +70,14 @@ def bench_start(backend: BwrapBackend, count: int) -> dict:
     return quantiles(times)
 
 
+def cold_backend(workroot: Path) -> BwrapBackend:
+    """A backend that starts every agent sandbox and verifier cold: no spares."""
+    backend = BwrapBackend(SandboxSettings(), workroot)
+    backend.keep_spares = False
+    backend.spare_verifier.enabled = False
+    return backend
+
+
 def bench_commands(backend: BwrapBackend, count: int) -> dict:
     sandbox = backend.create("bench-commands")
     times = []
@@ -100,20 +111,31 @@ def bench_verifier(backend: BwrapBackend, suite_dir: Path, limit: int | None = N
     return quantiles(list(per_task.values())), per_task
 
 
-def bench_suite(suite_dir: Path, workers: int, repeat: int) -> dict:
-    times = []
+def _cpu_ticks() -> tuple[int, int]:
+    """(busy, total) jiffies of all CPUs since boot, from /proc/stat."""
+    fields = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)
+    return sum(fields) - idle, sum(fields)
+
+
+def bench_suite(suite_dir: Path, workers: int, repeat: int, spares: bool = True) -> dict:
+    """Whole-suite wall time at ``-n workers`` (spares on or off), and how busy all CPUs were meanwhile."""
+    times, busy = [], []
+    env = {**os.environ, "TERMRL_SPARES": "1" if spares else "0"}
     for _ in range(repeat):
         with tempfile.TemporaryDirectory(prefix="termrl-bench-") as run_dir:
             argv = [
                 sys.executable, "-m", "pytest", str(suite_dir), "-q", "-p", "no:cacheprovider",
                 "--termrl-agent=reference", "-n", str(workers), f"--termrl-run-dir={run_dir}",
             ]
-            started = time.perf_counter()
-            result = subprocess.run(argv, cwd=REPO, capture_output=True, text=True)
+            started, ticks = time.perf_counter(), _cpu_ticks()
+            result = subprocess.run(argv, cwd=REPO, capture_output=True, text=True, env=env)
             times.append(time.perf_counter() - started)
+            after = _cpu_ticks()
+            busy.append((after[0] - ticks[0]) / max(after[1] - ticks[1], 1))
             if result.returncode != 0:
                 raise SystemExit(f"suite run at -n {workers} failed:\n{result.stdout[-3000:]}\n{result.stderr[-2000:]}")
-    return quantiles(times)
+    return {**quantiles(times), "cpu_busy": statistics.median(busy)}
 
 
 class Stages:
@@ -149,12 +171,13 @@ class Stages:
 
 
 STAGE_ORDER = [
-    "sandbox creation (folders)", "cgroups (set up)", "shell start", "setup script", "decoys",
-    "baseline manifest", "commands (agent's)", "oracle check after each command", "final manifest (full)",
-    "fault monitor", "snapshot of the home", "verifier sandbox + interpreter start", "pytest import",
-    "pytest collection", "tests run + signed result", "verifier (whole)", "signature check", "verifier teardown (cgroups)",
-    "teardown (sandbox close)", "other (agent, loop, records)",
+    "sandbox creation (a spare's, the next one started)", "cgroups (set up)", "shell start (wait for the spare's)",
+    "setup script", "decoys", "baseline manifest", "commands (agent's)", "oracle check after each command",
+    "final manifest (full)", "fault monitor", "snapshot of the home", "verifier: take the spare, start the next",
+    "verifier: snapshot moved in, tests staged", "verifier: tests run + signed result", "verifier (whole)",
+    "signature check", "verifier teardown (cgroups)", "teardown (sandbox close)", "other (agent, loop, records)",
 ]
+COLD_ANATOMY = ["verifier sandbox + interpreter start", "pytest import", "pytest collection"]
 
 
 def _probe(backend: BwrapBackend, loaded, argv: list[str], mounts: list, repeat: int) -> float:
@@ -179,6 +202,7 @@ def bench_stages(backend: BwrapBackend, suite_dir: Path, tasks: int, repeat: int
     import pytest_termrl.harness as harness_mod
     from pytest_termrl.oracle.monitor import CollateralMonitor
     from pytest_termrl.sandbox.base import Sandbox
+    from pytest_termrl.sandbox import bwrap_verifier
     from pytest_termrl.sandbox.bwrap import BwrapSandbox
     from pytest_termrl.sandbox.limits import ResourceLimits
     from pytest_termrl.sandbox.shell import PersistentShell
@@ -188,9 +212,10 @@ def bench_stages(backend: BwrapBackend, suite_dir: Path, tasks: int, repeat: int
     suite = load_suite(suite_dir / "contracts.jsonl")
     chosen = [lt for lt in sorted(suite.tasks, key=lambda lt: lt.task.id) if lt.task.grader.kind == "pytest"][:tasks]
     stages = Stages()
-    stages.wrap(BwrapBackend, "create", "sandbox creation (folders)")
+    stages.wrap(BwrapBackend, "create", "sandbox creation (a spare's, the next one started)")
     stages.wrap(ResourceLimits, "setup", "cgroups (set up)")
-    stages.wrap(PersistentShell, "start", "shell start")
+    stages.wrap(PersistentShell, "start", "shell start (wait for the spare's)")
+    stages.wrap(PersistentShell, "wait_started", "shell start (wait for the spare's)")
     stages.wrap(Sandbox, "run_setup_script", "setup script")
     stages.wrap(harness_mod, "plant_decoys", "decoys")
     if hasattr(CollateralMonitor, "start"):
@@ -203,6 +228,11 @@ def bench_stages(backend: BwrapBackend, suite_dir: Path, tasks: int, repeat: int
     stages.wrap(harness_mod.FaultMonitor, "finish", "fault monitor")
     stages.wrap(BwrapSandbox, "snapshot", "snapshot of the home")
     stages.wrap(BwrapBackend, "run_isolated", "verifier (one-shot sandbox)")
+    stages.wrap(bwrap_verifier.SpareVerifier, "take", "verifier: take the spare, start the next")
+    stages.wrap(bwrap_verifier.SpareVerifier, "refill", "verifier: take the spare, start the next")
+    stages.wrap(bwrap_verifier, "_move_entries", "verifier: snapshot moved in, tests staged")
+    stages.wrap(bwrap_verifier, "copy_tree", "verifier: snapshot moved in, tests staged")
+    stages.wrap(bwrap_verifier, "collect", "verifier: tests run + signed result")
     stages.wrap(trusted, "authenticated_body", "signature check")
     stages.wrap(ResourceLimits, "release", "cgroups (release)")
     stages.wrap(BwrapSandbox, "close", "teardown (sandbox close)")
@@ -225,7 +255,9 @@ def bench_stages(backend: BwrapBackend, suite_dir: Path, tasks: int, repeat: int
             totals["other (agent, loop, records)"] = wall - sum(totals.values())
             totals["wall"] = wall
             per_episode.append(totals)
-    # The verifier's one-shot process from the inside: interpreter, pytest import, collection.
+    # A cold verifier's one-shot process from the inside: interpreter, pytest import, collection.
+    backend.spare_verifier.enabled = False
+    backend.spare_verifier.close()
     loaded = chosen[0]
     mounts = [*runner_mounts()]
     test_mounts = [trusted.TrustedMount(loaded.task.tests_dir.resolve(), pytest_grader.TESTS_INSIDE), *mounts]
@@ -238,18 +270,12 @@ def bench_stages(backend: BwrapBackend, suite_dir: Path, tasks: int, repeat: int
     merged: dict[str, float] = {}
     for key in {k for e in per_episode for k in e}:
         merged[key] = statistics.median(e.get(key, 0.0) for e in per_episode)
-    verifier = merged.pop("verifier (one-shot sandbox)", 0.0)
-    # The split is scaled to the verifier's median in the episodes, so the stages add up to it.
-    parts = [t_start, max(t_import - t_start, 0.0), max(t_collect - t_import, 0.0)]
-    scale = min(1.0, verifier / t_collect) if t_collect > 0 else 1.0
-    merged["verifier sandbox + interpreter start"] = parts[0] * scale
-    merged["pytest import"] = parts[1] * scale
-    merged["pytest collection"] = parts[2] * scale
-    merged["tests run + signed result"] = max(verifier - t_collect, 0.0)
-    merged["verifier (whole)"] = verifier
+    own = merged.pop("verifier (one-shot sandbox)", 0.0)  # exclusive: what its parts above leave
+    merged["verifier (whole)"] = own + sum(v for k, v in merged.items() if k.startswith("verifier:"))
     release = merged.pop("cgroups (release)", 0.0)
     merged["verifier teardown (cgroups)"] = release
-    return {"stages": merged, "episodes": len(per_episode), "commands": commands,
+    cold = {COLD_ANATOMY[0]: t_start, COLD_ANATOMY[1]: max(t_import - t_start, 0.0), COLD_ANATOMY[2]: max(t_collect - t_import, 0.0)}
+    return {"stages": merged, "cold_verifier_anatomy": cold, "episodes": len(per_episode), "commands": commands,
             "tasks": [lt.task.id for lt in chosen]}
 
 
@@ -269,10 +295,12 @@ def print_stages(result: dict) -> None:
         print(f"{label:<{width}}  {ms(value):>9.2f}  {value / wall:>6.1%}")
     print("-" * (width + 19))
     print(f"{'episode wall time':<{width}}  {ms(wall):>9.2f}  {1:>6.0%}")
-    print("(the verifier's inside is split by probe processes in the same sandbox, fastest of 7 each:\n"
-          " `python -I -c pass`, `import pytest`, `pytest --collect-only`; the rest of its run is the tests\n"
-          " and the signed result.\n"
-          " cgroups (set up) counts the agent's sandbox and the verifier's; teardown holds the agent's cgroup release)")
+    print("(the agent's sandbox and the verifier's come from spares started ahead: their start is\n"
+          " counted where it is waited for; cgroups (set up) counts the spares' too; teardown holds\n"
+          " the agent's cgroup release)")
+    print("what a spare saves the verifier, a cold start's inside (probe processes, fastest of 7 each):")
+    for label, value in result["cold_verifier_anatomy"].items():
+        print(f"  {label:<{width - 2}}  {ms(value):>9.2f}")
     ranked = sorted(((v, k) for k, v in stages.items() if k not in ("wall", "verifier (whole)")), reverse=True)[:3]
     print("dominant: " + ", ".join(f"{k} {v / wall:.0%}" for v, k in ranked))
 
@@ -299,24 +327,40 @@ def main(argv: list[str] | None = None) -> int:
         if args.json:
             args.json.write_text(json.dumps(result, indent=2, sort_keys=True) + "\n")
         return 0
-    figures: dict = {"cpus": os.cpu_count(), "python": sys.version.split()[0]}
+    figures: dict = {"cpus": os.cpu_count(), "python": sys.version.split()[0], "workroot": str(backend.workroot)}
+    # The baselines, measured in the same run: every start cold (no spares), and cold with the
+    # work root on the temporary folder's disk, as before the work root moved into memory.
+    cold = cold_backend(backend.workroot)
+    disk = cold_backend(Path(tempfile.gettempdir()) / f"termrl-bench-disk-{os.geteuid()}")
     figures["start"] = bench_start(backend, args.starts)
+    figures["start_cold"] = bench_start(cold, args.starts)
+    figures["start_cold_disk"] = bench_start(disk, args.starts)
     figures["command"] = bench_commands(backend, args.commands)
     figures["verifier"], figures["verifier_per_task"] = bench_verifier(backend, args.suite, args.verifier_tasks)
+    figures["verifier_cold"], _ = bench_verifier(cold, args.suite, args.verifier_tasks)
+    figures["verifier_cold_disk"], _ = bench_verifier(disk, args.suite, args.verifier_tasks)
+    for each in (backend, cold, disk):
+        each.close()
     if not args.skip_suite:
         figures["suite_n1"] = bench_suite(args.suite, 1, args.suite_repeat)
         figures["suite_n2"] = bench_suite(args.suite, 2, args.suite_repeat)
+        figures["suite_n1_cold"] = bench_suite(args.suite, 1, args.suite_repeat, spares=False)
+        figures["suite_n2_cold"] = bench_suite(args.suite, 2, args.suite_repeat, spares=False)
 
     start, command, verifier = figures["start"], figures["command"], figures["verifier"]
     rows = [
         (f"sandbox start to first command (n={start['n']})", ms(start["median"]), ms(start["p10"]), ms(start["p90"])),
+        ("  cold: no spare", ms(figures["start_cold"]["median"]), ms(figures["start_cold"]["p10"]), ms(figures["start_cold"]["p90"])),
+        ("  cold, work root on disk", ms(figures["start_cold_disk"]["median"]), ms(figures["start_cold_disk"]["p10"]), ms(figures["start_cold_disk"]["p90"])),
         (f"per-command overhead, 'true' (n={command['n']})", ms(command["median"]), ms(command["p10"]), ms(command["p90"])),
         (f"verifier per task, oracle (n={verifier['n']} tasks)", ms(verifier["median"]), ms(verifier["min"]), ms(verifier["max"])),
+        ("  cold: no spare", ms(figures["verifier_cold"]["median"]), ms(figures["verifier_cold"]["min"]), ms(figures["verifier_cold"]["max"])),
+        ("  cold, work root on disk", ms(figures["verifier_cold_disk"]["median"]), ms(figures["verifier_cold_disk"]["min"]), ms(figures["verifier_cold_disk"]["max"])),
     ]
     if not args.skip_suite:
-        for key, label in (("suite_n1", "-n 1"), ("suite_n2", "-n 2")):
+        for key, label in (("suite_n1", "-n 1"), ("suite_n2", "-n 2"), ("suite_n1_cold", "-n 1, no spares"), ("suite_n2_cold", "-n 2, no spares")):
             q = figures[key]
-            rows.append((f"whole suite, oracle, {label} (n={q['n']} runs)", ms(q["median"]), ms(q["min"]), ms(q["max"])))
+            rows.append((f"whole suite, oracle, {label} (n={q['n']} runs; CPUs {q['cpu_busy']:.0%} busy)", ms(q["median"]), ms(q["min"]), ms(q["max"])))
     width = max(len(r[0]) for r in rows)
     print(f"{'measure':<{width}}  {'median ms':>10}  {'low ms':>9}  {'high ms':>9}")
     print("-" * (width + 34))
@@ -326,14 +370,20 @@ def main(argv: list[str] | None = None) -> int:
     print()
     print("ratios")
     ratios = {
+        "start cold / with spares": figures["start_cold"]["median"] / start["median"],
+        "start cold on disk / with spares": figures["start_cold_disk"]["median"] / start["median"],
+        "verifier cold / with spares": figures["verifier_cold"]["median"] / verifier["median"],
+        "verifier cold on disk / with spares": figures["verifier_cold_disk"]["median"] / verifier["median"],
         "start / per-command": start["median"] / command["median"],
         "verifier / start": verifier["median"] / start["median"],
         "verifier / per-command": verifier["median"] / command["median"],
     }
     if not args.skip_suite:
         ratios["suite speedup -n 1 / -n 2"] = figures["suite_n1"]["median"] / figures["suite_n2"]["median"]
+        ratios["suite speedup -n 1 / -n 2, no spares"] = figures["suite_n1_cold"]["median"] / figures["suite_n2_cold"]["median"]
+        ratios["suite -n 1 no spares / -n 1 spares"] = figures["suite_n1_cold"]["median"] / figures["suite_n1"]["median"]
     for label, value in ratios.items():
-        print(f"  {label:<28} {value:>7.2f}x")
+        print(f"  {label:<36} {value:>7.2f}x")
     figures["ratios"] = ratios
     slowest = sorted(figures["verifier_per_task"].items(), key=lambda kv: -kv[1])[:3]
     print("slowest verifier runs: " + ", ".join(f"{task} {ms(t):.0f} ms" for task, t in slowest))

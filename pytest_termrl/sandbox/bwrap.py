@@ -42,8 +42,9 @@ class BwrapBackend(SandboxBackend):
         self._identity = self._write_identity_files()
         self.spare_verifier = SpareVerifier(self.new_sandbox_dir, self._bwrap_args)
         self._spare_slot: list[BwrapSandbox] = []
-        self.keep_spares = True
-        """Start the next agent sandbox and verifier ahead of need (off: every start is cold)."""
+        self.keep_spares = os.environ.get("TERMRL_SPARES", "1") != "0"
+        """Start the next agent sandbox and verifier ahead of need (``TERMRL_SPARES=0``: every start is cold)."""
+        self.spare_verifier.enabled = self.keep_spares
         # Spares go with the backend, or at exit when nobody closed it (an interrupted run).
         self._finalizer = weakref.finalize(self, _close_spares, self._spare_slot, self.spare_verifier)
 
