@@ -96,15 +96,15 @@ def outside_workdir_writes(detail: str, workdir: str) -> list[str]:
     """The blocker behind a reference that failed on writing outside the workdir, named by path.
 
     Terminal-Bench and Harbor run the reference and the tests as root in the task's image, so
-    they may create folders such as ``/data``; here the system directories are read-only to
-    the agent's user, and only the docker backend can give the task its own root filesystem.
+    they may create folders such as ``/data``; here both run as the agent's user (uid 1000)
+    on every backend, which may write its home and workdir only.
     """
     root = workdir.rstrip("/") or "/"
     paths = sorted({m.group(1) for m in _DENIED.finditer(detail or "")})
     outside = [p for p in paths if p != root and not p.startswith(root + "/")]
     return [
-        f"writes {p}, outside the workdir {root}: its image lets root create it, here system directories are read-only "
-        f"(needs the docker backend)"
+        f"writes {p}, outside the workdir {root}: its authors' harness runs it as root, here it runs as the agent's "
+        f"user, who may write the home and workdir only"
         for p in outside
     ]
 

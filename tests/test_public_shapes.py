@@ -66,7 +66,7 @@ def test_outside_workdir_writes_names_only_paths_outside_the_workdir():
               "t.py::c: E   PermissionError: [Errno 13] Permission denied: '/app/locked.txt'")
     reasons = outside_workdir_writes(detail, "/app")
     assert [r.split(",")[0] for r in reasons] == ["writes /etc/x.conf", "writes /opt/inbox"]
-    assert all("outside the workdir /app" in r and "docker backend" in r for r in reasons)
+    assert all("outside the workdir /app" in r and "runs it as root" in r for r in reasons)
     assert outside_workdir_writes("0/1 pass; t.py::a: E   AssertionError", "/app") == []
 
 
