@@ -53,9 +53,23 @@ def _run(sandbox, command: str):
     return result.exit_code, result.output.strip()
 
 
-def test_installers_in_the_agent_sandbox_are_met_from_what_is_there(make_sandbox):
-    sandbox = make_sandbox("standins", command_timeout_s=30)
-    sandbox.shell.start()
+@pytest.mark.parametrize("kind", ["bwrap", "docker-local"])
+def test_installers_in_the_agent_sandbox_are_met_from_what_is_there(kind):
+    from contextlib import ExitStack
+
+    from conftest import backend_factory
+    from pytest_termrl.sandbox import SandboxSettings
+
+    with ExitStack() as made:
+        backend = backend_factory(kind)(SandboxSettings(command_timeout_s=30))
+        made.callback(backend.close)
+        sandbox = backend.create("standins")
+        made.callback(sandbox.close)
+        sandbox.shell.start()
+        _check_installers(sandbox)
+
+
+def _check_installers(sandbox) -> None:
     code, found = _run(sandbox, "command -v " + " ".join(TOOLS))
     assert code == 0 and found.splitlines() == [f"{BIN_INSIDE}/{tool}" for tool in TOOLS]
     assert _run(sandbox, f"touch {BIN_INSIDE}/pip 2>/dev/null || echo read-only") == (0, "read-only")

@@ -148,7 +148,7 @@ def test_enforced_limits_are_recorded(make_sandbox):
     assert "no-new-privileges" in host["SecurityOpt"]
     remote = not sandbox._backend.local
     assert sorted(host["CapAdd"] or []) == (["CHOWN", "DAC_OVERRIDE", "FOWNER"] if remote else [])
-    assert sorted(bind_mounts(sandbox.container)) == ([] if remote else ["/home/user", "/run/termrl", "/run/termrl-out"])
+    assert sorted(bind_mounts(sandbox.container)) == ([] if remote else ["/home/user", "/opt/termrl/standins", "/run/termrl", "/run/termrl-out"])
 
 
 def test_in_container_killer_when_the_host_cannot_reach_the_cgroup(make_sandbox, monkeypatch):

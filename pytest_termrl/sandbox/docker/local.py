@@ -36,11 +36,15 @@ from ..image import DEFAULT_TAG, ImageError, build_task_image, image_exists, mis
 from ..layout import AGENT_ENV, CTL_INSIDE, HOME_INSIDE, IO_INSIDE, workdir_alias
 from ..limits import task_settings
 from ..shell import PersistentShell
+from ..standin_shims import AGENT_PATH, SHIMS_INSIDE, shim_folder
 from ..toolchain_images import toolchain_image_for
 from .engine import DockerEngine
 from .exec import ExecChannel, ExecStream
 from .kill import cgroup_procs, kill_inside, kill_through_cgroup
 from .layout import STORAGE_NOT_ENFORCED, narrow_system_mounts, skeleton_binds
+
+AGENT_SHELL_ENV = {**AGENT_ENV, "PATH": AGENT_PATH}
+"""The agent's shell's environment: the stand-ins first on PATH, as on bwrap."""
 
 
 class DockerSandbox(Sandbox):
@@ -114,6 +118,8 @@ class DockerSandbox(Sandbox):
         ]
         if self.alias is not None:
             binds.append((str(self._home), self.alias, False))
+        binds.append((str(shim_folder(self._backend.workroot)), SHIMS_INSIDE, True))  # the offline installer stand-ins
+        self.installer_standins = True
         return self._backend.start_container("agent", self._label, self.image, binds, settings=self.settings)
 
     def _open_shell(self) -> ExecChannel:
@@ -122,7 +128,7 @@ class DockerSandbox(Sandbox):
         s = self.settings
         cmd = ["bash", "--noprofile", "--norc"]
         try:
-            stream = ExecStream(self._backend.api, container.id, cmd, f"{s.agent_uid}:{s.agent_gid}", HOME_INSIDE, AGENT_ENV)
+            stream = ExecStream(self._backend.api, container.id, cmd, f"{s.agent_uid}:{s.agent_gid}", HOME_INSIDE, AGENT_SHELL_ENV)
         except self._backend.sdk.errors.APIError as exc:
             raise SandboxError(f"starting a shell in {container.name} failed: {exc.explanation or exc}") from exc
         return ExecChannel(stream, lambda: self.kill_agent(spare=set()))
