@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import DOCKER_IMAGE, REPO, engine_problem, require_engine
+from conftest import DOCKER_IMAGE, REPO, engine_problem, require_engine, require_service
 
 from pytest_termrl.errors import SandboxError
 from pytest_termrl.sandbox.base import SandboxSettings
@@ -53,8 +53,7 @@ def test_names_packages_and_tags():
 
 
 def test_every_package_of_the_table_is_in_the_debian_archive():
-    if shutil.which("apt-cache") is None:
-        pytest.skip("no apt-cache here")
+    require_service(None if shutil.which("apt-cache") else "apt-cache is not installed", "Debian's package index (apt-cache)")
     packages = [p for name in sorted(TOOLCHAIN_PACKAGES) for p in TOOLCHAIN_PACKAGES[name]]
     policy = subprocess.run(["apt-cache", "policy", *packages], capture_output=True, text=True, check=True).stdout
     candidates = dict(zip(packages, [line.split(":", 1)[1].strip() for line in policy.splitlines() if "Candidate:" in line]))
