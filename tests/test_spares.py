@@ -89,7 +89,9 @@ def test_the_snapshot_is_back_in_place_after_a_run_with_what_the_run_left(backen
     (home / "sub" / "x").write_text("1")
     os.chmod(home, 0o755)
     os.chown(home, 1000, 1000)
-    argv = ["/bin/sh", "-c", "cat /home/user/data.txt > /home/user/seen.txt; ls /opt/probe > /home/user/staged.txt"]
+    # Like the runners, it reads its key before it looks at its home: a spare's home is filled before the key.
+    argv = ["/bin/bash", "-c", 'cat <&"$TERMRL_SECRET_FD" >/dev/null; cat /home/user/data.txt > /home/user/seen.txt; '
+            "ls /opt/probe > /home/user/staged.txt"]
     probe = tmp_path / "probe"
     probe.mkdir()
     (probe / "hello").write_text("hi")

@@ -46,7 +46,7 @@ class BwrapBackend(SandboxBackend):
         """Start the next agent sandbox and verifier ahead of need (``TERMRL_SPARES=0``: every start is cold)."""
         self.spare_verifier.enabled = self.keep_spares
         # Spares go with the backend, or at exit when nobody closed it (an interrupted run).
-        self._finalizer = weakref.finalize(self, _close_spares, self._spare_slot, self.spare_verifier)
+        self._finalizer = weakref.finalize(self, _close_spares, self._spare_slot, self.spare_verifier, os.getpid())
 
     # -- pieces shared by the agent's sandbox and the verifier's ----------------------
     def _write_identity_files(self) -> Path:
@@ -146,7 +146,9 @@ class BwrapBackend(SandboxBackend):
         self._finalizer()
 
 
-def _close_spares(slot: list["BwrapSandbox"], verifier: SpareVerifier) -> None:
+def _close_spares(slot: list["BwrapSandbox"], verifier: SpareVerifier, owner: int) -> None:
+    if os.getpid() != owner:  # a forked child exiting: the spares are its parent's
+        return
     while slot:
         slot.pop().close()
     verifier.close()

@@ -8,7 +8,8 @@ blocks reading its key. A run of that shape moves the snapshot's entries into th
 empty home, copies each staged mount's content (the task's tests) into the spare's read-only
 folder for it, and only then sends the key; the next spare starts right away. Nothing of the
 agent's reaches a spare before its key, no process of the agent's ever ran in it, and a cold
-run is the same code with no wait in between.
+run is the same code with no wait in between. So the program run must read its key before it
+looks at its home, as the trusted runners do.
 """
 
 from __future__ import annotations
