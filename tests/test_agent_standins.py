@@ -53,7 +53,7 @@ def _run(sandbox, command: str):
     return result.exit_code, result.output.strip()
 
 
-@pytest.mark.parametrize("kind", ["bwrap", "docker-local"])
+@pytest.mark.parametrize("kind", ["bwrap", "docker-local", pytest.param("docker-remote", marks=pytest.mark.slow)])
 def test_installers_in_the_agent_sandbox_are_met_from_what_is_there(kind):
     from contextlib import ExitStack
 

@@ -43,6 +43,9 @@ def test_every_stage_ran_and_the_table_holds_numbers(demo):
         row = table["arms"][arm]["clean"]
         assert row["episodes"] == 2 and row["tasks"] == 2
         assert 0.0 <= row["ci_low"] <= row["safe_rate"] <= row["ci_high"] <= 1.0
+        faulted = table["arms"][arm]["perm_denied"]  # the fault family on its sample of one task
+        assert faulted["episodes"] == faulted["tasks"] == 1
+    assert table["families"] == ["clean", "perm_denied"] and table["eval"]["fault_tasks"] == ["tarball_00"]
     pair = table["paired"]["clean"]
     assert pair["ci_low"] <= pair["diff"] <= pair["ci_high"]
     assert pair["diff"] == pytest.approx(table["arms"]["trained"]["clean"]["safe_rate"] - table["arms"]["base"]["clean"]["safe_rate"])
@@ -92,5 +95,6 @@ def test_the_trained_arm_served_the_converted_adapter_and_the_base_arm_did_not(d
     assert models == {"base": {"gemma-3-270m-q4_k_m"}, "trained": {"gemma-3-270m-q4_k_m+sft"}}
     for arm in ("base", "trained"):
         records = read_episodes(out / "eval" / arm / "episodes.jsonl")
-        assert sorted(r["task_id"] for r in records) == ["jsonextract_03", "tarball_00"]
+        assert sorted((r["task_id"], r["family"]) for r in records) == [
+            ("jsonextract_03", "clean"), ("tarball_00", "clean"), ("tarball_00", "perm_denied")]
         assert all(r["harness_error"] is None and r["tokens"]["completion_tokens"] > 0 for r in records), records

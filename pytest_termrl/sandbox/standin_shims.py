@@ -6,7 +6,8 @@ A task's setup script and the agent both meet ``pip``, ``pip3``, ``uv``, ``uvx``
 network, so an install of what the sandbox already has succeeds with one line, and one of
 what it lacks fails with one line naming the package. The folder holding the shims and a
 copy of standins.py is built once per content in the backend's work root and mounted
-read-only at :data:`SHIMS_INSIDE`.
+read-only at :data:`SHIMS_INSIDE`; an engine on another machine, which cannot bind this
+machine's folders, gets the same files copied in, owned by root (:func:`shims_archive`).
 
 Each stand-in appends what it did to :data:`LOG_NAME` in the shell's output folder. The
 agent's user can write there, so the list read back (:func:`read_log`) is informational,
@@ -17,14 +18,17 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import io
 import os
 import secrets
 import shutil
+import tarfile
 from pathlib import Path
 from typing import Protocol
 
 from .layout import AGENT_ENV, IO_INSIDE
 from .output import REPLACED_OUTPUT
+from .tarstream import parent_dirs_tar
 
 SHIMS_INSIDE = "/opt/termrl/standins"
 BIN_INSIDE = f"{SHIMS_INSIDE}/bin"
@@ -93,6 +97,22 @@ def shim_folder(workroot: Path) -> Path:
         if not folder.is_dir():
             raise
     return folder
+
+
+def shims_archive() -> bytes:
+    """The shims' folder as a tar to extract at ``/``: root-owned, so the agent can read and run
+    the shims but not change them (for a container whose engine cannot bind a host folder)."""
+    members = {f"{SHIMS_INSIDE.lstrip('/')}/{rel}": entry for rel, entry in sorted(_contents().items())}
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as tar:
+        for info in parent_dirs_tar(members):
+            tar.addfile(info)
+        for name, (text, mode) in members.items():
+            data = text.encode()
+            info = tarfile.TarInfo(name)
+            info.size, info.mode = len(data), mode
+            tar.addfile(info, io.BytesIO(data))
+    return buffer.getvalue()
 
 
 def bwrap_args(workroot: Path) -> list[str]:

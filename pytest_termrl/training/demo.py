@@ -7,10 +7,13 @@ Stages, each a command a user could run by hand (the demo prints them):
 
 1. ``suite``: new instances of every generated family (``suitegen`` with a seed other
    than the core suite's), less any whose instruction is that of a core test or dev task
-   (by content, :func:`.data.instruction_hash`), all in a ``train`` split; frozen for the
-   teacher's families only (``--termrl-families``).
-2. ``teacher``: the recovery teacher (``--termrl-agent=recovery``) plays every instance
-   through the plugin, clean (it runs the reference) and with each teacher fault family
+   (by content, :func:`.data.instruction_hash`), all in a ``train`` split. Every instance
+   is frozen clean; every ``fault_every``-th one is also given one teacher fault family,
+   the families in turn, and frozen with it (``-k`` on those instances,
+   ``--termrl-families=clean,FAMILY``): recovery examples of every family on every kind
+   of task, at a fraction of the cost of every instance under every family.
+2. ``teacher``: the recovery teacher (``--termrl-agent=recovery``) plays every frozen
+   pair through the plugin, clean (it runs the reference) and with the instance's fault
    (it runs the reference, meets the fault, repairs it as the family's generic repair
    does, runs the reference again); the episodes are graded like any other.
 3. ``data``: ``training data`` keeps the safe successes (rejection sampling), refusing any
@@ -19,7 +22,12 @@ Stages, each a command a user could run by hand (the demo prints them):
    as the embedded server renders them; the adapter is written as a GGUF LoRA too.
 5. ``eval``: base and trained model through the plugin (``--termrl-agent=openai``) on
    the core suite's test split, same settings and seed, two embedded servers each (the
-   trained arm's load the adapter with ``--lora_path``), clean and the fault families.
+   trained arm's load the adapter with ``--lora_path``): every test task clean, and the
+   fault families (the training ones and the held-out ``blocking_fifo``) on a seeded
+   sample of ``eval_fault_tasks`` test tasks that every one of them applies to, the
+   same tasks for every family and both arms. A faulted episode costs what a clean one
+   does, so the whole split under five families would take five times the clean eval
+   (about 100 minutes more here); ``--eval-fault-tasks 0`` runs it.
 6. ``table``: per arm and family the safe-success rate with its task-cluster bootstrap
    95% CI, the paired difference with its CI, collateral, recovery failures and mean
    commands; written to ``OUT/train_demo.json`` (and ``--results`` for the README).
@@ -37,6 +45,9 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import random
+
+from ..faults import resolve_families
 from ..report.episodes import read_episodes
 from ..report.summary import cluster_bootstrap_ci
 from .arms import paired_bootstrap_diff
@@ -61,10 +72,13 @@ class DemoOptions:
     """Four instances of each template variant (most families have four)."""
     families_generated: list[str] | None = None
     """suitegen families to draw instances of (None: all)."""
-    teacher_families: list[str] = field(default_factory=lambda: ["clean"])
-    """Fault families (and clean) the teacher plays: recovery examples for each fault family."""
-    max_steps: int = 750
-    """About three passes over the examples."""
+    teacher_families: list[str] = field(default_factory=lambda: ["clean", "train"])
+    """Fault families (and clean; aliases as ``--termrl-families``) of the recovery examples."""
+    fault_every: int = 2
+    """Every N-th instance (in id order) is also played with one teacher fault family, the
+    families in turn (1: every instance)."""
+    max_steps: int = 400
+    """About one pass over the examples."""
     learning_rate: float = 8e-4
     lora_r: int = 16
     lora_alpha: int = 32
@@ -78,9 +92,12 @@ class DemoOptions:
     warmup_steps: int = 30
     max_length: int = 1536
     threads: int = 2
-    eval_families: list[str] = field(default_factory=lambda: ["clean"])
+    eval_families: list[str] = field(default_factory=lambda: ["clean", "train", "heldout"])
     eval_tasks: list[str] | None = None
     """Core test tasks to evaluate (None: the whole test split)."""
+    eval_fault_tasks: int = 6
+    """Test tasks the fault families are evaluated on (a sample drawn with ``eval_seed``
+    among those every family applies to; 0: all of them)."""
     servers: int = 2
     """Embedded servers per arm (one thread each), episodes spread over them (-n the same)."""
     max_tool_calls: int = 4
@@ -99,8 +116,9 @@ class DemoOptions:
     def small(cls, out: str) -> "DemoOptions":
         """The CI tier: two families, a handful of examples, a few steps, two test tasks."""
         return cls(out=out, per_family=2, families_generated=["tarball", "jsonextract"], teacher_families=["clean", "perm_denied"],
-                   max_steps=3, warmup_steps=0, max_length=1024,
-                   eval_tasks=["tarball_00", "jsonextract_03"], servers=1, max_generated_tokens=256, max_total_tokens=2048)
+                   fault_every=1, max_steps=3, warmup_steps=0, max_length=1024,
+                   eval_tasks=["tarball_00", "jsonextract_03"], eval_families=["clean", "perm_denied"], eval_fault_tasks=1,
+                   servers=1, max_generated_tokens=256, max_total_tokens=2048)
 
 
 def option_text(value) -> str:
@@ -134,7 +152,17 @@ class Demo:
 
     @property
     def teacher_families(self) -> str:
-        return ",".join(dict.fromkeys(["clean", *self.o.teacher_families]))
+        return ",".join(resolve_families(["clean", *self.o.teacher_families]))
+
+    def fault_plan(self, tasks: list[str]) -> dict[str, list[str]]:
+        """Fault family -> the instances played with it (each instance at most one)."""
+        faults = [f for f in self.teacher_families.split(",") if f != "clean"]
+        plan: dict[str, list[str]] = {f: [] for f in faults}
+        every = max(1, self.o.fault_every)
+        for i, task_id in enumerate(sorted(tasks)):
+            if faults and i % every == 0:
+                plan[faults[(i // every) % len(faults)]].append(task_id)
+        return plan
 
     @property
     def suite(self) -> Path:
@@ -158,11 +186,19 @@ class Demo:
         (self.suite / "splits.json").write_text(json.dumps({"train": kept}, indent=2) + "\n")
         self.facts["instances"] = {"generated": len(written), "kept": len(kept), "dropped_as_core_eval_tasks": dropped}
         self.echo(f"{len(written)} instance(s) of seed {self.o.seed}; {len(dropped)} dropped as copies of core test/dev tasks")
-        workers = ["-n", "2"] if len(kept) > 1 else []
-        self.run(self.pytest(str(self.suite), *workers, "--termrl-freeze", f"--termrl-families={self.teacher_families}"), ok=OK_EXIT_CODES,
-                 log=self.out / "freeze.log")
+        plan = self.fault_plan(kept)
+        faulted = {t for group in plan.values() for t in group}
+        groups = [("clean", [t for t in kept if t not in faulted])] + [(f, group) for f, group in plan.items() if group]
+        for family, group in groups:
+            if not group:
+                continue
+            workers = ["-n", "2"] if len(group) > 1 else []
+            families = "clean" if family == "clean" else f"clean,{family}"
+            self.run(self.pytest(str(self.suite), *workers, "--termrl-freeze", "-k", keyword_for(group), f"--termrl-families={families}"),
+                     ok=OK_EXIT_CODES, log=self.out / f"freeze-{family}.log")
         frozen = sum(1 for line in (self.suite / "contracts.jsonl").read_text().splitlines() if line.strip())
         self.facts["instances"]["frozen"] = frozen
+        self.facts["instances"]["fault_plan"] = {f: len(group) for f, group in plan.items()}
 
     def stage_teacher(self) -> None:
         run_dir = self.out / "teacher"
@@ -209,10 +245,26 @@ class Demo:
         return alias, [embedded_server(extra_args=extra, log_path=self.out / "eval" / f"{arm}-server-{i}.log", health_timeout_s=300)
                        for i in range(self.o.servers)]
 
+    def eval_selection(self) -> list[str]:
+        """``-k`` for the eval: the tasks clean, and the fault tasks under every family."""
+        o = self.o
+        families = resolve_families(["clean", *o.eval_families])
+        faults = [f for f in families if f != "clean"]
+        tasks = list(o.eval_tasks) if o.eval_tasks else split_test_tasks(Path(o.core))
+        fault_tasks = tasks
+        if faults and o.eval_fault_tasks:
+            fault_tasks = fault_sample(Path(o.core), tasks, faults, o.eval_fault_tasks, o.eval_seed)
+        self.facts["eval"] = {"families": families, "tasks": len(tasks), "fault_tasks": sorted(fault_tasks)}
+        if not faults or fault_tasks == tasks:
+            return ["-k", keyword_for(tasks)] if o.eval_tasks else []
+        clean = f"(clean and ({keyword_for(tasks)}))" if o.eval_tasks else "clean"
+        return ["-k", f"{clean} or {keyword_for(fault_tasks)}"]
+
     def stage_eval(self) -> None:
         o = self.o
         (self.out / "eval").mkdir(parents=True, exist_ok=True)
-        selection = ["-k", " or ".join(o.eval_tasks)] if o.eval_tasks else []
+        selection = self.eval_selection()
+        families = ",".join(self.facts["eval"]["families"])
         for arm in ARMS:
             run_dir = self.out / "eval" / arm
             shutil.rmtree(run_dir, ignore_errors=True)
@@ -224,7 +276,7 @@ class Demo:
                 urls = [f"--termrl-base-url={s.base_url}" for s in servers]
                 self.run(self.pytest(o.core, "-n", str(len(servers)), "--termrl-split=test", *selection,
                                      "--termrl-agent=openai", *urls, f"--termrl-model={alias}",
-                                     f"--termrl-families={','.join(o.eval_families)}",
+                                     f"--termrl-families={families}",
                                      f"--termrl-max-tool-calls={o.max_tool_calls}",
                                      f"--termrl-max-generated-tokens={o.max_generated_tokens}",
                                      f"--termrl-max-total-tokens={o.max_total_tokens}",
@@ -268,6 +320,27 @@ class Demo:
             else:
                 table = result
         return table
+
+
+def keyword_for(tasks: list[str]) -> str:
+    """A ``-k`` expression naming these tasks (a task id is a whole keyword of its items)."""
+    return " or ".join(sorted(tasks))
+
+
+def split_test_tasks(core: Path) -> list[str]:
+    return sorted(json.loads((core / "splits.json").read_text())["test"])
+
+
+def fault_sample(core: Path, tasks: list[str], families: list[str], size: int, seed: int) -> list[str]:
+    """``size`` of ``tasks`` drawn with ``seed`` among those every family applies to (per the frozen contracts)."""
+    from ..tasks.contracts import CONTRACTS_FILE, read_contracts
+
+    contracts = {c.task_id: c for c in read_contracts(core / CONTRACTS_FILE)[0]}
+    eligible = sorted(t for t in tasks if t in contracts
+                      and all(f in contracts[t].fault_targets and f not in contracts[t].excluded_faults for f in families))
+    if len(eligible) <= size:
+        return eligible
+    return sorted(random.Random(seed).sample(eligible, size))
 
 
 # -- the table ---------------------------------------------------------------------------

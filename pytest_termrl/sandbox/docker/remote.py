@@ -40,6 +40,7 @@ from ..base import CommandResult, TrustedMount
 from ..hostfs import walk_tree
 from ..layout import CTL_INSIDE, HOME_INSIDE, IO_INSIDE
 from ..output import REPLACED_OUTPUT
+from ..standin_shims import shims_archive
 from ..tarstream import TarStreamError, chunked, extract_tree, read_capped_handle, read_capped_member, tar_tree
 from .engine import DockerEngine
 from .exec import exec_stdout, root_exec
@@ -145,10 +146,12 @@ class RemoteDockerSandbox(DockerSandbox):
         s = self.settings
         try:
             root_exec(container, f"chown 0:0 {CTL_INSIDE} && chmod 755 {CTL_INSIDE} && chown {s.agent_uid}:{s.agent_gid} {IO_INSIDE} && chmod 700 {IO_INSIDE}")
+            _put(container, "/", shims_archive())  # the offline installer stand-ins (the shell's PATH has them first)
         except BaseException:
             backend.remove_container(container.id)
             raise
         self._synced = None  # a new container: its home must be filled from the mirror
+        self.installer_standins = True
         return container
 
     # -- the mirror ------------------------------------------------------------------------
