@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import shlex
 import shutil
 import subprocess
@@ -44,8 +45,6 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-
-import random
 
 from ..faults import resolve_families
 from ..report.episodes import read_episodes

@@ -38,10 +38,12 @@ MAX_REWARD_BYTES = 65536
 def _write_shims():
     os.makedirs(SHIM_DIR, exist_ok=True)
     here = os.path.dirname(os.path.abspath(__file__))
+    plugins = os.path.join(here, "pytest_plugins")  # --ctrf (Harbor's template asks for pytest-json-ctrf's report)
     for name in ("pytest", "py.test"):
         path = os.path.join(SHIM_DIR, name)
         with open(path, "w") as handle:
-            handle.write(f'#!/bin/sh\nPYTEST_DISABLE_PLUGIN_AUTOLOAD=1 exec "{sys.executable}" -m pytest -p no:cacheprovider "$@"\n')
+            handle.write(f'#!/bin/sh\nPYTHONPATH="{plugins}${{PYTHONPATH:+:$PYTHONPATH}}" PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 '
+                         f'exec "{sys.executable}" -m pytest -p no:cacheprovider -p termrl_ctrf "$@"\n')
         os.chmod(path, 0o755)
     for name in STANDIN_TOOLS:
         path = os.path.join(SHIM_DIR, name)

@@ -33,6 +33,8 @@ SHIM_DIR = os.path.dirname(os.environ.get("TERMRL_STANDIN_LOG", "/tmp/termrl-gra
 STANDIN_LOG = os.environ.get("TERMRL_STANDIN_LOG", "/tmp/termrl-grader-bin/standins.log")
 REAL_PATH = "/usr/local/bin:/usr/bin:/bin"
 TRUSTED_TOOLS = {"pytest", "py.test"}
+TRUSTED_PLUGINS = {"pytest-json-ctrf": "the trusted pytest's own --ctrf report"}
+"""pytest plugins whose option the trusted pytest offers itself (any pin is met, in the verifier only)."""
 APT_COMMANDS = {
     "python3": "python3", "python3-pip": "python3", "python-is-python3": "python3", "build-essential": "gcc",
     "g++": "g++", "coreutils": "ls", "procps": "ps", "findutils": "find", "git-core": "git", "xz-utils": "xz",
@@ -158,6 +160,9 @@ def _present(requirement):
     if parsed is None:
         return False, f"{requirement!r} is not a requirement this stand-in can read"
     name, specifier, contains = parsed
+    provided = TRUSTED_PLUGINS.get(re.sub(r"[-_.]+", "-", name).lower())
+    if provided and not IN_AGENT_SANDBOX:
+        return True, f"{requirement} (provided: {provided})"
     try:
         version = metadata.version(name)
     except metadata.PackageNotFoundError:

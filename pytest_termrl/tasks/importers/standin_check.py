@@ -5,7 +5,8 @@ A grader script's network line (``pip install pytest``, ``uvx -w pytest pytest .
 stand-ins in the verifier sandbox will meet it from what is already here: the same rules,
 checked from the harness's own Python (the trusted toolchain the grader runs with): a pip
 or uv package must be installed with its version satisfied (any ``pytest`` pin is met by
-the trusted pytest), an apt package's command must be on the sandbox's PATH.
+the trusted pytest, any ``pytest-json-ctrf`` pin by its own ``--ctrf``), an apt package's
+command must be on the sandbox's PATH.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ def _standins():
 _TABLES = _standins()
 SANDBOX_PATH = _TABLES.REAL_PATH
 _TRUSTED = set(_TABLES.TRUSTED_TOOLS)
+_PROVIDED = set(_TABLES.TRUSTED_PLUGINS)
 _APT_COMMANDS = dict(_TABLES.APT_COMMANDS)
 _APT_ALWAYS = set(_TABLES.APT_ALWAYS)
 _UV_INSTALLER = re.compile(r"https?://(?:astral\.sh/uv/|github\.com/astral-sh/uv/releases/)\S*install\.sh")
@@ -47,6 +49,8 @@ def package_missing(requirement: str) -> str | None:
         req = Requirement(requirement)
     except InvalidRequirement:
         return f"{requirement!r} is not a requirement the stand-in can read"
+    if re.sub(r"[-_.]+", "-", req.name).lower() in _PROVIDED:
+        return None
     try:
         version = metadata.version(req.name)
     except metadata.PackageNotFoundError:
