@@ -79,7 +79,7 @@ def image_problems(task: Task, backend: SandboxBackend) -> list[str]:
     client = getattr(backend, "client", None)
     if client is None:
         return ["no Docker engine to build or hold the image"]
-    from .sandbox.image import image_exists
+    from .sandbox.image_engine import image_exists
 
     image_spec = task.image or ImageSpec()
     problems = [why for why in image_spec.needs_docker if "over the network" in why or "downloads" in why]

@@ -583,7 +583,7 @@ def test_apt_mirror_is_read_from_the_apt_sources(tmp_path):
 
 
 def test_base_images_of_a_dockerfile(tmp_path):
-    from pytest_termrl.sandbox.image import base_images
+    from pytest_termrl.sandbox.task_image import base_images
 
     (tmp_path / "Dockerfile").write_text(
         "ARG BASE=termrl-base:1\n# comment\nFROM --platform=linux/amd64 ${BASE} AS build\nRUN true\n"
@@ -593,7 +593,8 @@ def test_base_images_of_a_dockerfile(tmp_path):
 
 
 def test_task_dockerfile_from_a_missing_image_is_a_clear_error(tmp_path):
-    from pytest_termrl.sandbox.image import ImageError, build_task_image
+    from pytest_termrl.sandbox.image_engine import ImageError
+    from pytest_termrl.sandbox.task_image import build_task_image
 
     (tmp_path / "Dockerfile").write_text("FROM termrl-missing/python:3.99\nRUN true\n")
     with pytest.raises(ImageError) as info:
@@ -651,7 +652,7 @@ def test_task_image_is_built_and_used(tmp_path, suite, engine_mode):
     task_dir = tmp_path / "task_with_image"
     task_dir.mkdir()
     (task_dir / "Dockerfile").write_text(f"FROM {DOCKER_IMAGE}\nRUN echo from-the-task-image > /etc/termrl-task-marker\n")
-    from pytest_termrl.sandbox.image import build_task_image
+    from pytest_termrl.sandbox.task_image import build_task_image
 
     tag = build_task_image(task_dir)
     try:

@@ -16,7 +16,7 @@ import pytest
 
 from pytest_termrl.agents.builtin import NoopAgent, ReferenceAgent
 from pytest_termrl.harness import default_harness
-from pytest_termrl.sandbox.image import DEFAULT_TAG
+from pytest_termrl.sandbox.image_engine import DEFAULT_TAG
 from pytest_termrl.tasks.importers import load_task_dir, offline_status
 from pytest_termrl.tasks.importers.dockerfile import is_generic_base, plan_dockerfile, setup_text
 from pytest_termrl.tasks.importers.dockerfile_syntax import exec_form, instructions, substitute, words

@@ -23,7 +23,8 @@ from conftest import DOCKER_IMAGE, REPO, engine_problem, require_engine, require
 
 from pytest_termrl.errors import SandboxError
 from pytest_termrl.sandbox.base import SandboxSettings
-from pytest_termrl.sandbox.image import DEFAULT_TAG, heredoc_lines
+from pytest_termrl.sandbox.image_engine import DEFAULT_TAG
+from pytest_termrl.sandbox.task_image import heredoc_lines
 from pytest_termrl.sandbox.toolchain_images import (
     COMMAND_TOOLCHAIN, TOOLCHAIN_PACKAGES, TOOLCHAINS_LABEL, ToolchainError, toolchain_image_for, toolchain_need, toolchain_names,
     toolchain_packages, toolchain_tag,
@@ -202,7 +203,8 @@ def test_a_workdir_outside_the_home_is_refused_on_an_engine_of_another_machine(e
 
 
 def test_a_heredoc_dockerfile_is_refused_saying_why(engine, tmp_path):
-    from pytest_termrl.sandbox.image import ImageError, build_task_image
+    from pytest_termrl.sandbox.image_engine import ImageError
+    from pytest_termrl.sandbox.task_image import build_task_image
 
     (tmp_path / "Dockerfile").write_text(f"FROM {DOCKER_IMAGE}\nRUN <<EOF\necho hi > /etc/hd\nEOF\n")
     with pytest.raises(ImageError) as info:

@@ -18,9 +18,7 @@ the same mirror in one container started from the base image with the host's net
 then committed as one layer on top of it (``termrl-base:1-cpp``): it shares the base's
 layers, and apt's sources and lists are gone from it again.
 
-A task may bring a Dockerfile; :func:`build_task_image` builds it with the network off and
-without pulling, and a ``FROM`` image that is not present locally is a clear error naming
-the image and how to provide it.
+A task's own Dockerfile is built by :mod:`.task_image` (``... image task DIR`` here).
 """
 
 from __future__ import annotations
@@ -40,14 +38,12 @@ from pathlib import Path
 from typing import Callable
 
 from ..errors import SandboxError
-from ..tasks.importers.dockerfile import HARNESS_BASE_REPOSITORY
-from ..tasks.importers.dockerfile_syntax import instructions
+from .image_engine import DEFAULT_TAG, ImageError, docker_client, image_exists
+from .task_image import build_task_image
 from .toolchain_images import TOOLCHAINS_LABEL, toolchain_names, toolchain_packages, toolchain_tag
 
-DEFAULT_TAG = f"{HARNESS_BASE_REPOSITORY}:1"
 BASE_LABEL = "termrl.base"
 RECIPE_LABEL = "termrl.recipe"
-TASK_IMAGE_LABEL = "termrl.task-image"
 AGENT_UID = 1000
 AGENT_GID = 1000
 
@@ -61,10 +57,6 @@ IMAGE_ENV = {
     "PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
     "LANG": "C.UTF-8",
 }
-
-
-class ImageError(SandboxError):
-    """An image could not be found or built; the message says how to get it."""
 
 
 # -- the apt mirror --------------------------------------------------------------------
@@ -167,30 +159,6 @@ def apt_mirror(suite: str | None = None, etc_apt: Path = Path("/etc/apt")) -> tu
 def recipe_hash(suite: str, packages: tuple[str, ...] = PACKAGES) -> str:
     text = json.dumps({"suite": suite, "packages": sorted(packages), "uid": AGENT_UID, "env": IMAGE_ENV, "v": 1}, sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
-
-
-def docker_client():
-    try:
-        import docker
-    except ImportError as exc:  # pragma: no cover - depends on the extra being installed
-        raise ImageError("the docker backend needs the Docker SDK: pip install 'pytest-termrl[docker]' (docker>=7.1)") from exc
-    try:
-        client = docker.from_env()
-        client.ping()
-    except Exception as exc:  # noqa: BLE001 - whatever the SDK raises, the engine is not there
-        host = os.environ.get("DOCKER_HOST", "unix:///var/run/docker.sock")
-        raise ImageError(f"no Docker engine answers at {host} ({exc}); start one, e.g. .ci/docker-setup.sh") from exc
-    return client
-
-
-def image_exists(client, tag: str) -> bool:
-    import docker
-
-    try:
-        client.images.get(tag)
-        return True
-    except docker.errors.ImageNotFound:
-        return False
 
 
 def _run(argv: list[str], log: Callable[[str], None], **kwargs) -> None:
@@ -346,134 +314,6 @@ def ensure_toolchain_image(names, base_tag: str = DEFAULT_TAG, client=None, **kw
     if image_exists(client, tag):
         return tag
     return build_toolchain_image(names, base_tag, client=client, **kwargs)
-
-
-# -- task images -------------------------------------------------------------------------
-_FROM = re.compile(r"^\s*FROM\s+(?P<rest>.+)$", re.I)
-_ARG = re.compile(r"^\s*ARG\s+(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?:=(?P<value>\S*))?\s*$", re.I)
-
-
-def _logical_lines(text: str) -> list[str]:
-    lines, current = [], ""
-    for raw in text.splitlines():
-        stripped = raw.rstrip()
-        if not current and stripped.lstrip().startswith("#"):
-            continue
-        if stripped.endswith("\\"):
-            current += stripped[:-1] + " "
-            continue
-        lines.append(current + stripped)
-        current = ""
-    if current:
-        lines.append(current)
-    return lines
-
-
-def base_images(dockerfile: Path) -> list[str]:
-    """The images a Dockerfile's FROM lines need from outside (stages and ``scratch`` excluded)."""
-    args: dict[str, str] = {}
-    stages: set[str] = set()
-    needed: list[str] = []
-    for line in _logical_lines(dockerfile.read_text()):
-        arg = _ARG.match(line)
-        if arg and not needed and not stages:
-            args[arg.group("name")] = (arg.group("value") or "").strip("\"'")
-            continue
-        match = _FROM.match(line)
-        if not match:
-            continue
-        words = [w for w in match.group("rest").split() if not w.startswith("--")]
-        if not words:
-            continue
-        image = re.sub(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?", lambda m: args.get(m.group(1), ""), words[0])
-        if len(words) >= 3 and words[1].lower() == "as":
-            stages.add(words[2].lower())
-        if image.lower() in stages or image.lower() == "scratch":
-            continue
-        if image not in needed:
-            needed.append(image)
-    return needed
-
-
-def missing_image_message(image: str, dockerfile: Path) -> str:
-    how = (
-        f"build it with `python -m pytest_termrl.sandbox.image build --tag {image}`"
-        if image.split(":")[0] == DEFAULT_TAG.split(":")[0]
-        else f"load it from a saved archive (`docker load -i {image.replace('/', '_').replace(':', '_')}.tar`, "
-        f"made with `docker save {image}` on a machine that can pull it) or build it locally and tag it {image}"
-    )
-    return (
-        f"{dockerfile}: FROM {image}: the image is not present in the local Docker engine and no container "
-        f"registry is reachable from here, so it cannot be pulled; {how}"
-    )
-
-
-def task_image_tag(context: Path) -> str:
-    digest = hashlib.sha256()
-    for path in sorted(p for p in context.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
-        digest.update(str(path.relative_to(context)).encode() + b"\0")
-        digest.update(path.read_bytes())
-        digest.update(b"\0")
-    name = re.sub(r"[^a-z0-9_.-]+", "-", context.name.lower()).strip("-.") or "task"
-    return f"termrl-task-{name}:{digest.hexdigest()[:12]}"
-
-
-HEREDOC_NEEDS_BUILDKIT = (
-    "heredocs in a Dockerfile (Dockerfile syntax 1.4) are read only by BuildKit's Dockerfile frontend 1.4 or later, "
-    "which an engine ships built in from Docker 23.0 (or pulls as docker/dockerfile:1.4 from a registry); the SDK's "
-    "builder is the legacy one, which reads the body as instructions"
-)
-"""Why a Dockerfile with heredocs is refused, whatever the engine: the SDK cannot drive BuildKit."""
-
-
-def heredoc_lines(dockerfile: Path) -> list[int]:
-    """The lines of the instructions that open a heredoc (``RUN <<EOF``, ``COPY <<EOF /x``)."""
-    return [step.lineno for step in instructions(dockerfile.read_text(errors="replace")) if step.heredocs]
-
-
-def build_task_image(dockerfile_dir: Path, tag: str | None = None, client=None) -> str:
-    """Build the task's image from ``dockerfile_dir/Dockerfile`` with the network off; return its tag.
-
-    Every base image must already be in the engine: nothing is pulled. A tag derived from
-    the context's contents makes rebuilding an unchanged task free.
-    """
-    dockerfile_dir = Path(dockerfile_dir)
-    dockerfile = dockerfile_dir / "Dockerfile"
-    if not dockerfile.is_file():
-        raise ImageError(f"{dockerfile_dir}: no Dockerfile")
-    client = client or docker_client()
-    for image in base_images(dockerfile):
-        if not image_exists(client, image):
-            raise ImageError(missing_image_message(image, dockerfile))
-    tag = tag or task_image_tag(dockerfile_dir)
-    if image_exists(client, tag):
-        return tag
-    heredocs = heredoc_lines(dockerfile)
-    if heredocs:
-        version = client.version().get("Version", "?")
-        raise ImageError(
-            f"{dockerfile}: line {', '.join(map(str, heredocs))} opens a heredoc: {HEREDOC_NEEDS_BUILDKIT}; this engine is "
-            f"Docker {version}. Build the image with `DOCKER_BUILDKIT=1 docker build -t {tag} {dockerfile_dir}` where a "
-            f"BuildKit that reads heredocs is at hand, then run again (an image of that tag is used as it is)"
-        )
-    import docker
-
-    try:
-        client.images.build(
-            path=str(dockerfile_dir),
-            tag=tag,
-            pull=False,
-            rm=True,
-            forcerm=True,
-            network_mode="none",
-            labels={"termrl": "1", TASK_IMAGE_LABEL: "1"},
-        )
-    except docker.errors.BuildError as exc:
-        log = "".join(str(chunk.get("stream", chunk.get("error", ""))) for chunk in exc.build_log)
-        raise ImageError(f"{dockerfile}: docker build failed: {exc.msg}\n{log[-3000:]}") from exc
-    except docker.errors.APIError as exc:
-        raise ImageError(f"{dockerfile}: docker build failed: {exc.explanation or exc}") from exc
-    return tag
 
 
 # -- command line --------------------------------------------------------------------------

@@ -36,7 +36,6 @@ Stages, each a command a user could run by hand (the demo prints them):
 from __future__ import annotations
 
 import json
-import os
 import random
 import shlex
 import shutil

@@ -22,7 +22,7 @@ from urllib.parse import urlparse
 
 from ...errors import SandboxError
 from ..base import SandboxBackend, SandboxSettings
-from ..image import DEFAULT_TAG, image_exists
+from ..image_engine import DEFAULT_TAG, image_exists
 from ..layout import SandboxFolders
 from ..tarstream import chunked
 from .cleanup import remove_dead_runs

@@ -32,7 +32,8 @@ from ...tasks.model import ImageSpec, Task
 from ..base import CommandResult, Sandbox, TrustedMount
 from ..control_files import HostControlFiles
 from ..hostfs import chown_tree, copy_tree, snapshot_home
-from ..image import DEFAULT_TAG, ImageError, build_task_image, image_exists, missing_image_message
+from ..image_engine import DEFAULT_TAG, ImageError, image_exists
+from ..task_image import build_task_image, missing_image_message
 from ..layout import AGENT_ENV, CTL_INSIDE, HOME_INSIDE, IO_INSIDE, workdir_alias
 from ..limits import task_settings
 from ..shell import PersistentShell
