@@ -192,7 +192,7 @@ def test_close_removes_the_container_and_its_volumes(make_sandbox):
     assert host_pids_appearing(f"sleep {marker}")
     container_id, run_id = sandbox.container.id, sandbox._backend.run_id
     volumes = volumes_labelled(**{"termrl.run": run_id})
-    assert len(volumes) == (0 if sandbox._backend.local else 3)  # home, commands, outputs
+    assert len(volumes) == (0 if sandbox._backend.local else 4)  # home, commands, outputs, stand-ins
     sandbox.close()
     assert host_pids_with(f"sleep {marker}") == []
     assert not [c for c in containers_labelled() if c["Id"] == container_id]
@@ -388,7 +388,7 @@ def test_cleanup_after_a_killed_episode(tmp_path, engine_mode):
         # Killed: its container, volumes, processes and folder stay until a cleanup.
         assert [c for c in containers_labelled() if c["Id"] == container_id]
         assert host_pids_appearing(f"sleep {marker}")
-        assert len(volumes_labelled(**owner)) == (3 if engine_mode == "remote" else 0)
+        assert len(volumes_labelled(**owner)) == (4 if engine_mode == "remote" else 0)
         removed = other.cleanup_stale()
         assert any(r.startswith("container:termrl-") for r in removed) and str(folder) in removed
         assert not [c for c in containers_labelled() if c["Id"] == container_id]

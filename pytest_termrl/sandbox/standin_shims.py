@@ -100,9 +100,10 @@ def shim_folder(workroot: Path) -> Path:
 
 
 def shims_archive() -> bytes:
-    """The shims' folder as a tar to extract at ``/``: root-owned, so the agent can read and run
-    the shims but not change them (for a container whose engine cannot bind a host folder)."""
-    members = {f"{SHIMS_INSIDE.lstrip('/')}/{rel}": entry for rel, entry in sorted(_contents().items())}
+    """The shims' folder's contents as a tar to extract at :data:`SHIMS_INSIDE` (a volume there):
+    root-owned, so the agent can read and run the shims but not change them (for a container
+    whose engine cannot bind a host folder)."""
+    members = dict(sorted(_contents().items()))
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w") as tar:
         for info in parent_dirs_tar(members):

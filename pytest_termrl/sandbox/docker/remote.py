@@ -40,7 +40,7 @@ from ..base import CommandResult, TrustedMount
 from ..hostfs import walk_tree
 from ..layout import CTL_INSIDE, HOME_INSIDE, IO_INSIDE
 from ..output import REPLACED_OUTPUT
-from ..standin_shims import shims_archive
+from ..standin_shims import SHIMS_INSIDE, shims_archive
 from ..tarstream import TarStreamError, chunked, extract_tree, read_capped_handle, read_capped_member, tar_tree
 from .engine import DockerEngine
 from .exec import exec_stdout, root_exec
@@ -133,20 +133,22 @@ class RemoteDockerSandbox(DockerSandbox):
             raise SandboxError(no_alias_here(self.alias))
         backend = self._backend
         Mount = backend.sdk.types.Mount
-        for role in ("home", "ctl", "out"):
+        for role in ("home", "ctl", "out", "standins"):
             if role not in self.volumes:
                 self.volumes[role] = backend.create_volume(role, self._label)
         mounts = [
             Mount(HOME_INSIDE, self.volumes["home"], type="volume", no_copy=True),
             Mount(CTL_INSIDE, self.volumes["ctl"], type="volume", no_copy=True),
             Mount(IO_INSIDE, self.volumes["out"], type="volume", no_copy=True),
+            Mount(SHIMS_INSIDE, self.volumes["standins"], type="volume", no_copy=True),  # the rootfs may be read-only
         ]
         container = backend.create_container("agent", self._label, self.image, mounts, cap_add=HARNESS_CAPS, settings=self.settings)
         backend.start(container, self.image)
         s = self.settings
         try:
-            root_exec(container, f"chown 0:0 {CTL_INSIDE} && chmod 755 {CTL_INSIDE} && chown {s.agent_uid}:{s.agent_gid} {IO_INSIDE} && chmod 700 {IO_INSIDE}")
-            _put(container, "/", shims_archive())  # the offline installer stand-ins (the shell's PATH has them first)
+            root_exec(container, f"chown 0:0 {CTL_INSIDE} {SHIMS_INSIDE} && chmod 755 {CTL_INSIDE} {SHIMS_INSIDE} && "
+                                 f"chown {s.agent_uid}:{s.agent_gid} {IO_INSIDE} && chmod 700 {IO_INSIDE}")
+            _put(container, SHIMS_INSIDE, shims_archive())  # the offline installer stand-ins (the shell's PATH has them first)
         except BaseException:
             backend.remove_container(container.id)
             raise
