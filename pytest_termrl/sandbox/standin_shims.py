@@ -99,6 +99,7 @@ def shim_folder(workroot: Path) -> Path:
     return folder
 
 
+@functools.lru_cache(maxsize=1)
 def shims_archive() -> bytes:
     """The shims' folder's contents as a tar to extract at :data:`SHIMS_INSIDE` (a volume there):
     root-owned, so the agent can read and run the shims but not change them (for a container

@@ -154,13 +154,18 @@ def _requirement(requirement):
     return req.name, f"{req.specifier}", lambda version: req.specifier.contains(version, prereleases=True)
 
 
+def trusted_plugin(name):
+    """What the trusted pytest offers in place of this pytest plugin (None: it is a package like any other)."""
+    return TRUSTED_PLUGINS.get(re.sub(r"[-_.]+", "-", name).lower())
+
+
 def _present(requirement):
     """(ok, what): is this requirement (``name``, ``name==1.2``, ``name>=1``, ``name[extra]``) met here?"""
     parsed = _requirement(requirement)
     if parsed is None:
         return False, f"{requirement!r} is not a requirement this stand-in can read"
     name, specifier, contains = parsed
-    provided = TRUSTED_PLUGINS.get(re.sub(r"[-_.]+", "-", name).lower())
+    provided = trusted_plugin(name)
     if provided and not IN_AGENT_SANDBOX:
         return True, f"{requirement} (provided: {provided})"
     try:

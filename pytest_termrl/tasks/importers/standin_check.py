@@ -34,7 +34,6 @@ def _standins():
 _TABLES = _standins()
 SANDBOX_PATH = _TABLES.REAL_PATH
 _TRUSTED = set(_TABLES.TRUSTED_TOOLS)
-_PROVIDED = set(_TABLES.TRUSTED_PLUGINS)
 _APT_COMMANDS = dict(_TABLES.APT_COMMANDS)
 _APT_ALWAYS = set(_TABLES.APT_ALWAYS)
 _UV_INSTALLER = re.compile(r"https?://(?:astral\.sh/uv/|github\.com/astral-sh/uv/releases/)\S*install\.sh")
@@ -49,7 +48,7 @@ def package_missing(requirement: str) -> str | None:
         req = Requirement(requirement)
     except InvalidRequirement:
         return f"{requirement!r} is not a requirement the stand-in can read"
-    if re.sub(r"[-_.]+", "-", req.name).lower() in _PROVIDED:
+    if _TABLES.trusted_plugin(req.name):
         return None
     try:
         version = metadata.version(req.name)
