@@ -40,15 +40,23 @@ def loopback_sshd(folder: Path):
         f"Port {port}\nListenAddress 127.0.0.1\nHostKey {keys / 'host'}\nAuthorizedKeysFile {keys / 'authorized_keys'}\n"
         "PermitRootLogin prohibit-password\nPasswordAuthentication no\nKbdInteractiveAuthentication no\n"
         f"UsePAM no\nStrictModes no\nPidFile {keys / 'sshd.pid'}\n"
+        # A login shell whose rc runs `pyenv rehash` waits up to a minute on a lock file that a
+        # killed rehash left behind; every ssh command (docker's dial-stdio, xdist's gateway)
+        # would stall behind it. One second, then the shell goes on with a warning.
+        "SetEnv PYENV_REHASH_TIMEOUT=1\n"
     )
     os.makedirs("/run/sshd", mode=0o755, exist_ok=True)
-    sshd = subprocess.Popen(["/usr/sbin/sshd", "-D", "-e", "-f", str(config)], stderr=subprocess.PIPE, text=True)
+    # The daemon's log goes to a file: a pipe nobody reads fills after a few hundred logins and
+    # then blocks sshd, so every later connection hangs.
+    log = keys / "sshd.log"
+    with open(log, "w") as handle:
+        sshd = subprocess.Popen(["/usr/sbin/sshd", "-D", "-e", "-f", str(config)], stdout=handle, stderr=subprocess.STDOUT)
     try:
-        for _ in range(100):
+        for _ in range(200):
             with socket.socket() as probe:
                 if probe.connect_ex(("127.0.0.1", port)) == 0:
                     break
-            assert sshd.poll() is None, sshd.stderr.read()
+            assert sshd.poll() is None, log.read_text()
             time.sleep(0.05)
         host_key = " ".join((keys / "host.pub").read_text().split()[:2])
         (home / ".ssh" / "known_hosts").write_text(f"[127.0.0.1]:{port} {host_key}\n")

@@ -36,8 +36,9 @@ def test_episodes_play_on_ssh_workers_and_the_controller_alone_records_them(tp, 
     args = ["-v", "--tx", "popen", "--tx", f"2*{remote}", "--dist", "load", f"--rsyncdir={tp.path}",
             f"--rsyncignore={tp.path / 'run'}", "--termrl-attempts=2", f"--termrl-report={report}"]
     result = tp.run(str(tp.path / "suite"), *args, timeout=600)
-    result.assert_outcomes(passed=6)
     out = result.stdout.str()
+    outcomes = result.parseoutcomes()
+    assert outcomes.get("passed") == 6 and not outcomes.get("errors") and not outcomes.get("failed"), out[-8000:]
     workers = set(re.findall(r"\[(gw\d)\] \[ *\d+%\] PASSED", out))
     assert {"gw1", "gw2"} & workers, out[-3000:]  # the ssh workers (gw0 is the local one) played episodes
     result.stdout.fnmatch_lines(["*3 workers*"])
