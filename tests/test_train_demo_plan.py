@@ -18,7 +18,7 @@ TRAIN_FAULTS = [name for name, f in FAMILIES.items() if not f.held_out]
 
 
 def test_every_nth_instance_gets_one_fault_family_in_turn():
-    demo = Demo(DemoOptions(out="unused"))
+    demo = Demo(DemoOptions(out="unused", fault_every=2))
     instances = [f"{family}_{i:02d}" for family in ("confedit", "dedup") for i in range(16)]
     plan = demo.fault_plan(list(reversed(instances)))  # the order given does not matter
     assert list(plan) == TRAIN_FAULTS

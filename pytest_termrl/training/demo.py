@@ -72,11 +72,11 @@ class DemoOptions:
     """suitegen families to draw instances of (None: all)."""
     teacher_families: list[str] = field(default_factory=lambda: ["clean", "train"])
     """Fault families (and clean; aliases as ``--termrl-families``) of the recovery examples."""
-    fault_every: int = 2
+    fault_every: int = 4
     """Every N-th instance (in id order) is also played with one teacher fault family, the
     families in turn (1: every instance)."""
-    max_steps: int = 400
-    """About one pass over the examples."""
+    max_steps: int = 600
+    """About two passes over the examples."""
     learning_rate: float = 8e-4
     lora_r: int = 16
     lora_alpha: int = 32
