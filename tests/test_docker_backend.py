@@ -672,6 +672,14 @@ def test_task_image_is_built_and_used(tmp_path, suite, engine_mode):
             sandbox.close()
             sandbox._backend.close()
     finally:
+        # The cleanup command finds the task images by their label and removes them.
+        pruned = subprocess.run([sys.executable, "-m", "pytest_termrl.sandbox.image", "prune-tasks", "--task", "task_with_image"],
+                                capture_output=True, text=True, timeout=120)
         client = docker.from_env()
-        client.images.remove(tag, force=True)
-        client.close()
+        try:
+            assert pruned.returncode == 0 and f"removed {tag}" in pruned.stdout, pruned.stdout + pruned.stderr
+            assert not client.images.list(name="termrl-task-task_with_image")
+        finally:
+            if client.images.list(name=tag.split(":")[0]):
+                client.images.remove(tag, force=True)
+            client.close()

@@ -39,7 +39,7 @@ from typing import Callable
 
 from ..errors import SandboxError
 from .image_engine import DEFAULT_TAG, ImageError, docker_client, image_exists
-from .task_image import build_task_image
+from .task_image import build_task_image, remove_task_images
 from .toolchain_images import TOOLCHAINS_LABEL, toolchain_names, toolchain_packages, toolchain_tag
 
 BASE_LABEL = "termrl.base"
@@ -333,6 +333,8 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("mirror", help="print the mirror and suite the build would use")
     task = sub.add_parser("task", help="build a task's Dockerfile")
     task.add_argument("dockerfile_dir")
+    prune = sub.add_parser("prune-tasks", help="remove the task images that `task` or the docker backend built")
+    prune.add_argument("--task", default=None, help="only this task's (the NAME of termrl-task-NAME)")
     args = parser.parse_args(argv)
     try:
         if args.command == "mirror":
@@ -341,6 +343,10 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         if args.command == "task":
             print(build_task_image(Path(args.dockerfile_dir)))
+            return 0
+        if args.command == "prune-tasks":
+            removed = remove_task_images(args.task)
+            print("\n".join(f"removed {tag}" for tag in removed) or "no task images")
             return 0
         client = docker_client()
         if args.toolchains is not None:

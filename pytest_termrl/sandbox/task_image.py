@@ -143,3 +143,18 @@ def build_task_image(dockerfile_dir: Path, tag: str | None = None, client=None) 
     except docker.errors.APIError as exc:
         raise ImageError(f"{dockerfile}: docker build failed: {exc.explanation or exc}") from exc
     return tag
+
+
+def remove_task_images(task: str | None = None, client=None) -> list[str]:
+    """Remove the images :func:`build_task_image` made (found by their label), of every task or of
+    the one whose tag is ``termrl-task-<task>``; return their tags."""
+    client = client or docker_client()
+    removed = []
+    for image in client.images.list(filters={"label": f"{TASK_IMAGE_LABEL}=1"}):
+        tags = [t for t in image.tags if task is None or t.split(":")[0] == f"termrl-task-{task}"]
+        if task is None and not image.tags:
+            tags = [image.id]
+        for tag in tags:
+            client.images.remove(tag, force=True)
+        removed += tags
+    return removed
