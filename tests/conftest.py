@@ -123,6 +123,16 @@ class TermrlPytester:
     def suite(self, task_ids=SMALL_TASKS, name: str = "suite") -> Path:
         return copy_core_suite(self.path / name, task_ids)
 
+    def imported_suite(self, *task_dirs: Path, name: str = "suite") -> Path:
+        """A suite folder of copies of these task directories, frozen by the plugin (``--termrl-freeze``)."""
+        suite = self.path / name
+        suite.mkdir()
+        (suite / "contracts.jsonl").write_text("")
+        for task_dir in task_dirs:
+            shutil.copytree(task_dir, suite / task_dir.name)
+        self.run(name, "--termrl-freeze", timeout=300).assert_outcomes(passed=len(task_dirs))
+        return suite
+
     def run(self, *args: str, cache: bool = False, timeout: float = 240):
         argv = [f"--termrl-run-dir={self.path / 'run'}", f"--termrl-episodes={self.episodes}", *args]
         if not cache:

@@ -683,3 +683,30 @@ def test_task_image_is_built_and_used(tmp_path, suite, engine_mode):
             if client.images.list(name=tag.split(":")[0]):
                 client.images.remove(tag, force=True)
             client.close()
+
+
+def test_grader_artifacts_come_back_from_the_engine(docker_engine):
+    """What a Harbor grader leaves in /logs/artifacts comes back from a container as from bwrap.
+
+    On an engine of this machine: the task's workdir is /app, which a remote engine refuses."""
+    import base64
+
+    from pytest_termrl.agents.builtin import ReferenceAgent
+    from pytest_termrl.sandbox.docker import DockerBackend
+    from pytest_termrl.episode import EpisodeSettings, EpisodeSpec
+    from pytest_termrl.harness import Harness
+    from pytest_termrl.tasks.importers import load_task_dir
+    from pytest_termrl.tasks.suite import LoadedTask
+
+    loaded = LoadedTask(load_task_dir(Path(__file__).parent / "data" / "harbor_fields" / "hb-artifacts"), None)
+    backend = DockerBackend(SandboxSettings())
+    harness = Harness(backend, EpisodeSettings(command_timeout_s=20, per_test_timeout_s=20))
+    sandbox = harness.new_sandbox(loaded, "ep-artifacts")
+    try:
+        outcome = harness.play(EpisodeSpec("imported", loaded.task.id, "clean"), loaded, sandbox, ReferenceAgent())
+    finally:
+        sandbox.close()
+        backend.close()
+    assert outcome.safe_success, outcome.verdict.to_dict()
+    files = {rel: base64.b64decode(data) for rel, data in outcome.verdict.artifacts.items()}
+    assert files == {"summary.txt": b"expected 3, got 3\n", "details/notes.txt": b"alpha\nbeta\ngamma\n"}

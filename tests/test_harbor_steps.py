@@ -243,11 +243,7 @@ def test_step_fields_are_honoured_refused_or_warned_by_name(tmp_path):
 
 
 def test_a_two_step_task_through_the_plugin(tp):
-    suite = tp.path / "suite"
-    suite.mkdir()
-    (suite / "contracts.jsonl").write_text("")
-    shutil.copytree(TWO_STEPS, suite / "hs-two-steps")
-    tp.run("suite", "--termrl-freeze", timeout=300).assert_outcomes(passed=1)
+    suite = tp.imported_suite(TWO_STEPS)
     contract = json.loads((suite / "contracts.jsonl").read_text())
     assert contract["task_id"] == "hs_two_steps" and tuple(contract["tests"]) == TESTS
     assert [p["path"] for p in contract["permitted"]] == ["steps.log"]

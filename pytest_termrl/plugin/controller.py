@@ -19,6 +19,7 @@ import pytest
 
 from ..episode import EpisodeSpec
 from ..modes import Mode
+from ..report.artifacts import keep_artifacts
 from ..report.episodes import WORKER_CRASHED, EpisodeLog, describe_os_error, latest_per_key, read_log, settled
 from ..report.outputs import OutputError, RunClaim
 from ..settings import TermrlOptions
@@ -118,6 +119,8 @@ class Controller:
             return
         try:
             self.claim_outputs()
+            if keep_artifacts(record, self.options.run_dir):
+                line = self.mode.log_line(record)
             if self.log is not None:
                 self.log.append(line)
         except (OSError, OutputError) as exc:

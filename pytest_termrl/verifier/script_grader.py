@@ -14,6 +14,9 @@ Inside the verifier sandbox: the task's tests/ folder read-only at ``/tests`` (w
 puts it), the home at the workdir, ``/logs`` a read-only folder whose ``verifier`` and
 ``agent`` are links into the sandbox's private /tmp (so the script can write its reward
 while nothing outside the sandbox is writable), and ``pytest`` on PATH is the harness's.
+``/logs/artifacts`` is such a link too: what the script leaves there comes back signed
+(:func:`artifacts_of`) and the plugin writes it into the run directory
+(:mod:`..report.artifacts`).
 
 The parsed grader (``grade_parsed``, the ``"parsed"`` line of ``verify.GRADERS``) is
 Terminal-Bench's: ``run-tests.sh`` runs the same way, with ``$TEST_DIR=/tests`` holding the
@@ -100,10 +103,10 @@ def script_of(task: Task) -> Path | None:
 
 
 def _logs_folder(snap_dir: Path) -> Path:
-    """A folder of links, mounted read-only at /logs: verifier/ and agent/ lead into the sandbox's /tmp."""
+    """A folder of links, mounted read-only at /logs: verifier/, agent/ and artifacts/ lead into the sandbox's /tmp."""
     logs = snap_dir / "logs"
     logs.mkdir()
-    for name in ("verifier", "agent"):
+    for name in ("verifier", "agent", "artifacts"):
         os.symlink(f"{Path(REWARD_DIR_INSIDE).parent}/{name}", logs / name)
     os.chmod(logs, 0o755)
     return logs
@@ -145,6 +148,15 @@ def _run_script(backend: SandboxBackend, home: Path, snap_dir: Path, task: Task,
     return run_signed(backend, home, argv, mounts, timeout + 60, task.workdir, "the grader script")
 
 
+def artifacts_of(body: dict) -> dict:
+    """The verdict fields of what the grader left in /logs/artifacts, from the runner's body."""
+    files = body.get("artifacts") or {}
+    return {
+        "artifacts": {str(k): str(v) for k, v in files.items()} if isinstance(files, dict) else {},
+        "artifacts_left_out": [str(x) for x in body.get("artifacts_left_out") or []],
+    }
+
+
 def grade(backend: SandboxBackend, home: Path, snap_dir: Path, task: Task, inventory, per_test_timeout_s: float) -> ScriptVerdict:
     """Run the task's grader script on the home's copy and judge the reward it wrote (no per-test timeout)."""
     threshold = float(task.grader.reward_threshold or 1.0)
@@ -171,6 +183,7 @@ def judge(body: dict, inventory: tuple[str, ...] | None, threshold: float = 1.0)
         exit_code=body.get("exit_code"),
         output_tail=tail,
         stood_in=list(body.get("stood_in") or []),
+        **artifacts_of(body),
     )
     last_lines = "\n".join(tail.strip().splitlines()[-6:])
     if body.get("timed_out"):
@@ -243,7 +256,8 @@ def judge_parsed(body: dict, inventory: tuple[str, ...] | None, parser: str = "p
     """The verdict from the runner's body: the parser's per-test results, against the inventory."""
     tail = body.get("output_tail") or ""
     verdict = ParsedVerdict(
-        parser=parser, script=script, exit_code=body.get("exit_code"), output_tail=tail, stood_in=list(body.get("stood_in") or [])
+        parser=parser, script=script, exit_code=body.get("exit_code"), output_tail=tail, stood_in=list(body.get("stood_in") or []),
+        **artifacts_of(body),
     )
     try:
         found = PARSERS[parser](body.get("output") or "")

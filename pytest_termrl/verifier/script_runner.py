@@ -18,6 +18,9 @@ the last OUTPUT_BYTES of its output are signed too, for the harness to parse.
   killed before the reward is read, so nothing left running can rewrite it afterwards.
 - The reward file is opened without following links or blocking: a FIFO, a link or a
   directory there is no reward.
+- What the script leaves in ``/logs/artifacts`` (Harbor's artifacts folder) is signed with
+  the result, regular files only and within a size cap, for the harness to keep in the run
+  directory; what does not fit is named, not sent.
 """
 
 import json
@@ -33,6 +36,9 @@ STANDIN_LOG = f"{SHIM_DIR}/standins.log"
 STANDIN_TOOLS = ("pip", "pip3", "uv", "uvx", "apt-get", "apt", "curl")
 """Installers met by the offline stand-ins of standins.py (and curl, for uv's installer script)."""
 MAX_REWARD_BYTES = 65536
+ARTIFACT_FILES = 64
+ARTIFACT_BYTES = 1024 * 1024
+"""At most this many artifact files, and this many bytes of them in all, go back with the result."""
 
 
 def _write_shims():
@@ -90,17 +96,47 @@ def _kill_others():
 
 def _read_small(path):
     """Text of a regular file, not following links, never blocking; None otherwise."""
+    data, _ = _read_capped(path, MAX_REWARD_BYTES)
+    return None if data is None else data.decode(errors="replace")
+
+
+def _read_capped(path, limit):
+    """Bytes of a regular file not over ``limit``, not following links, never blocking; else (None, why not)."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError:
-        return None
+    except OSError as exc:
+        return None, f"unreadable ({exc.strerror})"
     try:
         info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_REWARD_BYTES:
-            return None
-        return os.read(fd, MAX_REWARD_BYTES).decode(errors="replace")
+        if not stat.S_ISREG(info.st_mode):
+            return None, "not a regular file"
+        if info.st_size > limit:
+            return None, f"{info.st_size} bytes, over the {limit} left"
+        return os.read(fd, limit + 1)[:limit], None
     finally:
         os.close(fd)
+
+
+def collect_artifacts(folder):
+    """({relative path: base64 of its bytes}, [what was left out and why]) of the files under ``folder``."""
+    import base64
+
+    kept, left_out, budget = {}, [], ARTIFACT_BYTES
+    for top, dirs, files in os.walk(folder):
+        dirs[:] = sorted(d for d in dirs if not os.path.islink(os.path.join(top, d)))
+        for name in sorted(files):
+            path = os.path.join(top, name)
+            rel = os.path.relpath(path, folder)
+            if len(kept) >= ARTIFACT_FILES:
+                left_out.append(f"{rel}: over {ARTIFACT_FILES} files")
+                continue
+            data, why = _read_capped(path, budget)
+            if data is None:
+                left_out.append(f"{rel}: {why}")
+                continue
+            budget -= len(data)
+            kept[rel] = base64.b64encode(data).decode("ascii")
+    return kept, left_out[:50]
 
 
 def _number(value):
@@ -182,7 +218,9 @@ def main(argv):
         "TERMRL_STANDIN_LOG": STANDIN_LOG,
         **json.loads(env_json),
     }
-    os.makedirs(os.path.join(os.path.dirname(reward_dir), "agent"), exist_ok=True)
+    logs = os.path.dirname(reward_dir)
+    os.makedirs(os.path.join(logs, "agent"), exist_ok=True)
+    os.makedirs(os.path.join(logs, "artifacts"), exist_ok=True)
     started = time.monotonic()
     timed_out = False
     with open("/tmp/termrl-grader.log", "w+b") as log:
@@ -205,6 +243,7 @@ def main(argv):
         captured = log.read().decode(errors="replace")
         tail = captured[-4000:]
     reward, source, detail, problem = read_reward(reward_dir)
+    artifacts, artifacts_left_out = collect_artifacts(os.path.join(logs, "artifacts"))
     channel.send_signed(
         result_fd,
         key,
@@ -219,6 +258,8 @@ def main(argv):
             "duration_s": round(duration, 3),
             "non_dumpable": dumpable_off,
             "stood_in": _stood_in(),
+            "artifacts": artifacts,
+            "artifacts_left_out": artifacts_left_out,
             **({"output": captured, "output_truncated": size > output_bytes} if output_bytes > 0 else {}),
         },
     )

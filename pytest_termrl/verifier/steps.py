@@ -175,6 +175,10 @@ def combine(task: Task, results: list[StepResult], inventory: tuple[str, ...] | 
             verdict.outcomes += [TestOutcome(prefix + o.nodeid, o.outcome, o.message) for o in graded.outcomes]
             verdict.problems += [f"step {index + 1} ({step.name}): {problem}" for problem in graded.problems]
             verdict.duration_s += graded.duration_s
+            # A step's artifacts are the episode's, each under step-N/ (kept once, not in the step's own record).
+            verdict.artifacts.update({f"step-{index + 1}/{rel}": data for rel, data in graded.artifacts.items()})
+            verdict.artifacts_left_out += [f"step-{index + 1}/{why}" for why in graded.artifacts_left_out]
+            graded.artifacts, graded.artifacts_left_out = {}, []
             if graded.error is not None and verdict.error is None:
                 verdict.error = f"{graded.error} (in step {index + 1}, {step.name})"
             continue

@@ -25,6 +25,10 @@ class Verdict:
     """Set when the verifier itself failed (a harness error: no trustworthy result), the grader's
     own files or script included (``verifier_error: FILE:LINE ...``)."""
     duration_s: float = 0.0
+    artifacts: dict[str, str] = field(default_factory=dict)
+    """Files the grader left in /logs/artifacts (Harbor's folder): relative path -> base64 of the
+    bytes. The plugin writes them into the run directory and keeps only their names in the log."""
+    artifacts_left_out: list[str] = field(default_factory=list)
 
     @property
     def passed(self) -> int:
@@ -52,4 +56,6 @@ class Verdict:
             "outcomes": {o.nodeid: o.outcome for o in self.outcomes},
             "messages": {o.nodeid: o.message[:MESSAGE_CHARS] for o in self.outcomes if o.outcome != "passed" and o.message},
             "duration_s": round(self.duration_s, 3),
+            **({"artifacts": dict(self.artifacts)} if self.artifacts else {}),
+            **({"artifacts_left_out": list(self.artifacts_left_out)} if self.artifacts_left_out else {}),
         }
