@@ -4,7 +4,10 @@ Fixture tasks under tests/data/toolchains, classic Terminal-Bench tasks graded b
 run-tests.sh: ``tc-make-c`` (its image installs gcc and make; run-tests.sh builds the agent's
 C program with make and gcc, then runs pytest against the binary) and ``tc-go-test`` (its
 image installs golang-go; run-tests.sh vets the agent's Go package and runs the hidden Go
-tests under pytest). Each runs in real bwrap sandboxes where its toolchain is installed
+tests under pytest); ``tc-rust-cargo`` (cargo builds the agent's crate offline and runs
+hidden Rust tests), ``tc-cmake-cpp`` (CMake and g++ build the agent's library with hidden
+checks) and ``tc-java`` (javac and java run hidden checks against the agent's class), each
+driven by a pytest file. Each runs in real bwrap sandboxes where its toolchain is installed
 (the reference passes, the no-op fails) and is refused at load where it is not, naming the
 file, the command and the Debian package. A grader that calls a toolchain missing here is
 a collection error of its own while the other tasks of the suite run.
@@ -134,6 +137,34 @@ def test_a_go_task_runs_with_the_hosts_go_or_is_refused_naming_golang_go(harness
     assert reference.verdict.complete and reference.verdict.total == 3, reference.verdict.to_dict()
     noop, _, _ = harness.play_fresh(loaded, NoopAgent(), "noop")
     assert noop.verdict.error is None and not noop.verdict.complete and noop.verdict.passed == 2
+
+
+@pytest.mark.parametrize(
+    "name, requires, noop_passes",
+    [
+        ("tc-rust-cargo", ("bash", "python", "cargo"), 1),
+        ("tc-cmake-cpp", ("bash", "g++", "cmake", "make"), 2),
+        ("tc-java", ("bash", "javac"), 0),
+    ],
+)
+def test_rust_cmake_and_java_tasks_run_with_the_hosts_toolchain_or_are_refused(harness, name, requires, noop_passes):
+    """Each builds and runs the agent's code with its language's own tools under the hidden pytest file."""
+    task_dir = DATA / name
+    missing = [command for command in requires if command in TOOLCHAINS and not sandbox_has(command)]
+    if missing:
+        with pytest.raises(TaskFormatError) as info:
+            load_task_dir(task_dir)
+        assert str(info.value).startswith(f"{task_dir}/Dockerfile: line 2 installs ")
+        assert f"install the Debian package {TOOLCHAINS[missing[0]].package}" in str(info.value)
+        _require(*requires[1:])  # CI installs them all: there this fails
+    task = load_task_dir(task_dir)
+    assert (task.grader.kind, task.grader.parser, task.backend, offline_status(task)) == ("parsed", "pytest", "bwrap", ("yes", []))
+    assert task.requires == requires
+    loaded = LoadedTask(task, None)
+    reference, _, _ = harness.play_fresh(loaded, ReferenceAgent(), "reference")
+    assert reference.verdict.complete and reference.verdict.total == 3 and reference.harness_error is None, reference.verdict.to_dict()
+    noop, _, _ = harness.play_fresh(loaded, NoopAgent(), "noop")
+    assert noop.verdict.error is None and not noop.verdict.complete and noop.verdict.passed == noop_passes, noop.verdict.to_dict()
 
 
 def test_an_image_that_installs_a_missing_toolchain_is_refused_by_its_line(tmp_path):
