@@ -55,7 +55,7 @@ results: demo
 	$(PY) benchmarks/bench_report.py --core-run out/reference --json results/html_report.json
 	$(PY) -m pytest_termrl.audit task_suites/core $(AUDIT_TASKS) --receipts out/audit_core.jsonl --summary-json results/audit_core.json
 	$(PY) -m pytest_termrl.audit tests/data/imports/runnable --receipts out/audit_imports.jsonl --summary-json results/audit_imports.json
-	$(PY) -m pytest_termrl.admission tests/data/imports/runnable tests/data/tb_graders tests/data/harbor_fields --json results/admission.json $(MEASURED)
+	$(PY) -m pytest_termrl.admission tests/data/imports/runnable tests/data/tb_graders tests/data/harbor_fields tests/data/toolchains --json results/admission.json $(MEASURED)
 	$(PY) benchmarks/bench_episode.py --json results/bench_episode.json
 	$(PY) benchmarks/bench_episode.py --stages --json results/bench_episode_stages.json
 	$(PY) benchmarks/bench_manifest.py --json results/bench_manifest.json

@@ -31,6 +31,7 @@ from .errors import SandboxError, TermrlError
 from .harness import Harness, default_harness
 from .sandbox.base import SandboxBackend
 from .tasks.importers import offline_status, scan
+from .tasks.importers.toolchains import TOOLCHAINS
 from .tasks.model import ImageSpec, Task
 from .tasks.suite import LoadedTask
 from .verifier.parsers import parser_problem
@@ -48,6 +49,8 @@ class Admission:
     """The grader kind: 'pytest' (trusted pytest), 'script' (reward file) or 'parsed' (script output read by a parser)."""
     parser: str | None = None
     """The parser read on a parsed grader's output (Terminal-Bench's parser_name)."""
+    toolchains: list[str] = field(default_factory=list)
+    """The compilers and runtimes its grader or setup runs (go, cargo, cmake, javac, ...), found in the task's ``requires``."""
     offline: str = "no"
     """'yes', 'via trusted pytest' or 'no'."""
     reasons: list[str] = field(default_factory=list)
@@ -68,7 +71,7 @@ class Admission:
     def to_dict(self) -> dict:
         return {
             "task_id": self.task_id, "format": self.format, "source": self.source, "backend": self.backend,
-            "grader": self.grader, "parser": self.parser, "offline": self.offline, "reasons": list(self.reasons), "notes": list(self.notes), "noop_fails": self.noop_fails,
+            "grader": self.grader, "parser": self.parser, "toolchains": list(self.toolchains), "offline": self.offline, "reasons": list(self.reasons), "notes": list(self.notes), "noop_fails": self.noop_fails,
             "reference_passes": self.reference_passes, "noop_detail": self.noop_detail,
             "reference_detail": self.reference_detail, "stood_in": list(self.stood_in), "admitted": self.admitted,
         }
@@ -116,6 +119,7 @@ def admit_task(harness: Harness, task: Task, run: bool = True) -> Admission:
     result = Admission(
         task_id=task.id, format=task.source.format, source=str(task.source.path or task.root),
         backend=needs, grader=grader_of(task), parser=task.grader.parser, offline=status,
+        toolchains=[tool for tool in task.requires if tool in TOOLCHAINS],
         reasons=list(reasons) if status == "no" else [], notes=list(reasons) if status != "no" else [],
     )
     result.notes += list(task.notes)
@@ -195,11 +199,11 @@ def _yes(value: bool | None) -> str:
 
 
 def format_table(results: list[Admission]) -> list[str]:
-    header = f"{'task':<30} {'format':<15} {'backend':<7} {'grader':<14} {'noop fails':<10} {'ref passes':<10} {'offline':<19} {'admitted':<8}"
+    header = f"{'task':<30} {'format':<15} {'backend':<7} {'grader':<14} {'toolchains':<16} {'noop fails':<10} {'ref passes':<10} {'offline':<19} {'admitted':<8}"
     lines = [header, "-" * len(header)]
     for r in results:
         lines.append(
-            f"{r.task_id[:30]:<30} {r.format:<15} {r.backend:<7} {_grader(r):<14} {_yes(r.noop_fails):<10} "
+            f"{r.task_id[:30]:<30} {r.format:<15} {r.backend:<7} {_grader(r):<14} {','.join(r.toolchains) or '-':<16} {_yes(r.noop_fails):<10} "
             f"{_yes(r.reference_passes):<10} {r.offline:<19} {'yes' if r.admitted else 'NO':<8}"
         )
     admitted = sum(r.admitted for r in results)

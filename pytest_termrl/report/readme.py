@@ -76,7 +76,7 @@ def audit_block(results: Path) -> str:
 
 
 def admission_block(results: Path) -> str:
-    """Admission of imported tasks, by format and grader kind."""
+    """Admission of imported tasks, by format, grader kind and the toolchains the grader runs."""
     rows = _load(results, "admission.json")  # the rows python -m pytest_termrl.admission --json writes
     seen: Counter = Counter()
     admitted: Counter = Counter()
@@ -84,13 +84,13 @@ def admission_block(results: Path) -> str:
         grader = row.get("grader") or "?"
         if row.get("parser"):
             grader += f":{row['parser']}"
-        key = (row.get("format") or "?", grader)
+        key = (row.get("format") or "?", grader, ", ".join(row.get("toolchains") or []) or "-")
         seen[key] += 1
         admitted[key] += bool(row.get("admitted"))
-    lines = ["| format | grader | tasks | admitted |", "|---|---|---:|---:|"]
+    lines = ["| format | grader | toolchains | tasks | admitted |", "|---|---|---|---:|---:|"]
     for key in sorted(seen):
-        lines.append(f"| {key[0]} | {key[1]} | {seen[key]} | {admitted[key]} |")
-    lines.append(f"| all | | {sum(seen.values())} | {sum(admitted.values())} |")
+        lines.append(f"| {key[0]} | {key[1]} | {key[2]} | {seen[key]} | {admitted[key]} |")
+    lines.append(f"| all | | | {sum(seen.values())} | {sum(admitted.values())} |")
     return "\n".join(lines) + "\n"
 
 
