@@ -97,7 +97,10 @@ def run_check(harness: Harness, loaded: LoadedTask, check: str) -> CheckResult:
             {"accident": accident, "command": command, "grader_forgives": grader == "passes", "oracle_caught": bool(caught)},
         )
     if check == "grader_discriminates":
-        return _discrimination(harness, loaded)
+        result = _discrimination(harness, loaded)
+        if loaded.task.grader.agent_output:  # flagged, not invalid: Terminal-Bench itself reads such output
+            result.data["grader_agent_output"] = list(loaded.task.grader.agent_output)
+        return result
     if check.startswith("fault_"):
         return _fault(harness, loaded, check.removeprefix("fault_"))
     raise KeyError(f"unknown self-check {check!r}; known: {', '.join(CHECKS)}")

@@ -297,3 +297,26 @@ def test_freezing_a_parsed_grader_task_records_its_per_test_inventory(harness):
         f"../tests/test_wc.py::{n}" for n in ("test_it_builds", "test_empty_input", "test_words_are_counted_once")
     )
     assert [p["path"] for p in result.contract.permitted] == ["wc.c"]
+
+
+def test_a_grader_that_runs_the_agents_code_around_pytests_summary_is_named():
+    from pytest_termrl.tasks.importers.grader_trust import agent_code_around_summary
+
+    script = textwrap.dedent("""\
+        #!/bin/bash
+        gcc --version
+        apt-get install -y curl && echo "building"
+        make -C /app all
+        python3 $TEST_DIR/helper.py
+        ./build/prog --self-test | tee /tmp/out
+        pytest $TEST_DIR/test_outputs.py -rA
+        bash report.sh
+    """)
+    found = agent_code_around_summary(script, "/app")
+    assert [line.split(" pytest prints")[0] for line in found] == [
+        "line 4 runs `make -C /app all` before",
+        "line 6 runs `./build/prog --self-test` before",
+        "line 8 runs `bash report.sh` after",
+    ]
+    assert agent_code_around_summary("make all\n", "/app") == ()  # no pytest: no summary to add to
+    assert agent_code_around_summary("cd /app\npip install pytest\npytest /tests -rA\n", "/app") == ()

@@ -240,3 +240,16 @@ def test_a_step_grader_that_runs_a_missing_toolchain_is_refused_naming_the_tasks
         load_task_dir(task_dir)
     assert str(info.value).startswith(f"{script}: line 4 runs `{command} --version`: the {TOOLCHAINS[command].name} toolchain")
     assert str(info.value).endswith(f"install the Debian package {TOOLCHAINS[command].package}")
+
+
+def test_the_self_check_names_a_grader_that_builds_the_agents_code_before_the_summary(tp):
+    _require("gcc", "make")
+    tp.imported_suite(MAKE_C)
+    result = tp.run("suite", "--termrl-selfcheck", "-k", "grader_discriminates", timeout=300)
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines([
+        "parsed graders that run the agent's code outside pytest (its output is parsed too): 1",
+        "  tc_make_c: line 4 runs `make -C /app BUILD=/tmp/build CC=gcc` before pytest prints its summary: *",
+    ])
+    task = load_task_dir(MAKE_C)
+    assert task.grader.agent_output and f"run-tests.sh: {task.grader.agent_output[0]}" in task.notes

@@ -53,6 +53,11 @@ class SelfcheckMode(Mode):
             forgiven = sum(1 for c in accidents if c["grader_forgives"])
             caught = sum(1 for c in accidents if c["oracle_caught"])
             terminalreporter.write_line(f"accidents: {len(accidents)}; forgiven by the hidden tests: {forgiven}; caught by the oracle: {caught}")
+        flagged = {c["task_id"]: c["grader_agent_output"] for c in checks if c.get("grader_agent_output")}
+        if flagged:
+            terminalreporter.write_line(f"parsed graders that run the agent's code outside pytest (its output is parsed too): {len(flagged)}")
+            for task, lines in sorted(flagged.items()):
+                terminalreporter.write_line(f"  {task}: {lines[0]}" + (f" (and {len(lines) - 1} more)" if len(lines) > 1 else ""))
         terminalreporter.write_line(f"validity log: {self.log_file(controller.options)}")
 
 

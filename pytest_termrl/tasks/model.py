@@ -54,6 +54,9 @@ class GraderSpec:
     trusted pytest ("offline-runnable via trusted pytest")."""
     blockers: tuple[str, ...] = ()
     """Why the grader cannot run offline here."""
+    agent_output: tuple[str, ...] = ()
+    """Where a parsed grader's script runs the agent's code outside pytest, before or after its
+    summary, one line each (:mod:`.importers.grader_trust`): that output is parsed too."""
 
 
 @dataclass(frozen=True)

@@ -41,6 +41,7 @@ from ..files import check_instruction, check_tree, read_text
 from ..model import GraderSpec, Task, TaskSource
 from .cache import materialise_plan
 from .dockerfile import DockerPlan, image_spec, plan_dockerfile
+from .grader_trust import agent_code_around_summary
 from .metadata import difficulty_of, inputs_named, marker_word, number, requires_from, string_list, task_id_from
 from .reference import solution_wrapper
 from .scripts import ScriptFindings, analyse_script, missing_test_imports
@@ -182,6 +183,8 @@ def load_terminal_bench_task(task_dir: Path) -> Task:
     toolchains = task_toolchains(plan, needs_docker, [run_tests] if grader_kind == "parsed" else [])
     if not run_tests.is_file():
         notes.append("no run-tests.sh: the tests run with pytest, as Terminal-Bench does by default")
+    agent_output = agent_code_around_summary(read_text(run_tests), plan.workdir) if grader_kind == "parsed" else ()
+    notes += [f"run-tests.sh: {line}" for line in agent_output]
 
     task_id = task_id_from(task_dir.name)
     label = f"Terminal-Bench task {task_dir.name}"
@@ -211,6 +214,7 @@ def load_terminal_bench_task(task_dir: Path) -> Task:
             timeout_s=test_timeout,
             note=grader_note,
             blockers=tuple(grader_blockers),
+            agent_output=agent_output,
         ),
         image=image_spec(plan, needs_docker),
         dropped_steps=tuple(plan.dropped),

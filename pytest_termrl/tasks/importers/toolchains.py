@@ -183,7 +183,7 @@ def _heredoc_words(line: str) -> list[tuple[bool, str]]:
     return found
 
 
-def _command_words(command: str) -> list[str]:
+def command_words(command: str) -> list[str]:
     """The words of a simple command from the one it runs: past prefixes (``sudo -E``, ``env X=1``,
     ``timeout 30``, ``then``) and variable assignments (empty: it runs none)."""
     try:
@@ -236,7 +236,7 @@ def toolchain_uses(text: str) -> list[ToolUse]:
     """The toolchain commands a script runs, the first use of each, in the order they come."""
     uses: dict[str, ToolUse] = {}
     for number, command in shell_commands(text):
-        words = _command_words(command)
+        words = command_words(command)
         name = os.path.basename(words[0]) if words else None
         if name in TOOLCHAINS and name not in uses:
             shown = " ".join(words)
