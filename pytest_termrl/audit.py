@@ -98,6 +98,8 @@ class Receipt:
     oracle_caught: bool | None = None
     oracle_findings: list[str] = field(default_factory=list)
     harness_error: str | None = None
+    grader_runs_agent_code: list[str] = field(default_factory=list)
+    """Reference only: where a parsed grader runs the agent's code outside pytest (its output is parsed too)."""
 
     @property
     def grader_forgives(self) -> bool:
@@ -126,7 +128,7 @@ class Receipt:
             "grader_forgives": self.grader_forgives, "grader_reward": self.grader_reward,
             "grader_output": self.grader_output, "grader": self.grader, "episode_reward": self.episode_reward,
             "oracle_caught": self.oracle_caught, "oracle_findings": self.oracle_findings,
-            "harness_error": self.harness_error, "ok": self.ok,
+            "harness_error": self.harness_error, "grader_runs_agent_code": self.grader_runs_agent_code, "ok": self.ok,
         }
 
 
@@ -210,7 +212,7 @@ def _parse_probe(output: str) -> list[tuple[str, int]]:
 def plan_task(harness: Harness, loaded: LoadedTask) -> AuditPlan:
     """Run the reference once (twice for an unfrozen task) and find every accident's target."""
     task = loaded.task
-    receipt = Receipt(task.id, task.source.format, REFERENCE)
+    receipt = Receipt(task.id, task.source.format, REFERENCE, grader_runs_agent_code=list(task.grader.agent_output))
     provisional = loaded.contract is None
     if provisional:
         loaded, error = _provisional_contract(loaded, harness)
@@ -297,8 +299,10 @@ def summarize(receipts: list[Receipt]) -> dict:
         row = tasks.setdefault(r.task_id, {
             "format": r.source_format, "reference_passes": None, "reference_clean": None,
             "applied": 0, "forgiven": 0, "caught": 0, "missed": 0, "n/a": 0, "errors": 0, "forgiven_list": [],
+            "grader_runs_agent_code": [],
         })
         if r.accident == REFERENCE:
+            row["grader_runs_agent_code"] = list(r.grader_runs_agent_code)
             row["reference_passes"] = bool(r.grader_passes) and not r.harness_error
             row["reference_clean"] = not r.oracle_findings and not r.harness_error
             continue
@@ -351,6 +355,10 @@ def format_summary(summary: dict) -> list[str]:
     verdict = "the oracle caught every accident" if tot["missed"] == 0 else f"the oracle MISSED {tot['missed']} accident(s)"
     lines.append("")
     lines.append(f"graders forgave {tot['forgiven']} of {tot['applied']} accidents; {verdict}" + ("" if summary["ok"] else "; NOT OK (see receipts)"))
+    flagged = {task_id: t["grader_runs_agent_code"] for task_id, t in sorted(summary["tasks"].items()) if t.get("grader_runs_agent_code")}
+    if flagged:  # flagged, not failed: Terminal-Bench itself parses such output
+        lines.append(f"parsed graders that run the agent's code outside pytest (its output is parsed too): {len(flagged)}")
+        lines += [f"  {task_id}: {where}" for task_id, found in flagged.items() for where in found]
     return lines
 
 

@@ -253,3 +253,18 @@ def test_the_self_check_names_a_grader_that_builds_the_agents_code_before_the_su
     ])
     task = load_task_dir(MAKE_C)
     assert task.grader.agent_output and f"run-tests.sh: {task.grader.agent_output[0]}" in task.notes
+
+
+def test_the_grader_audit_names_a_grader_that_builds_the_agents_code_before_the_summary(tmp_path, capsys):
+    from pytest_termrl.audit import main as audit_main
+
+    _require("gcc", "make")
+    summary_file = tmp_path / "summary.json"
+    code = audit_main([str(MAKE_C), "--accident", "delete_outside_footprint", "--summary-json", str(summary_file)])
+    out = capsys.readouterr().out
+    assert "parsed graders that run the agent's code outside pytest (its output is parsed too): 1" in out
+    assert "  tc_make_c: line 4 runs `make -C /app BUILD=/tmp/build CC=gcc` before pytest prints its summary" in out
+    row = json.loads(summary_file.read_text())["tasks"]["tc_make_c"]
+    assert row["reference_passes"] is True
+    assert row["grader_runs_agent_code"] == list(load_task_dir(MAKE_C).grader.agent_output)
+    assert code == 0  # flagged, not failed: the oracle caught the accident
