@@ -31,14 +31,21 @@ class SandboxError(TermrlError):
 class SetupFailed(SandboxError):
     """A task's setup script failed or ran out of time: one readable block, shown as the episode's failure."""
 
-    def __init__(self, script: Path | str, exit_code: int | None, timeout_s: float | None, output: str, lines: int = 15) -> None:
+    def __init__(
+        self, script: Path | str, exit_code: int | None, timeout_s: float | None, output: str, lines: int = 15, *, stage: str = "setup",
+        tries: int | None = None,
+    ) -> None:
         self.script = str(script)
         self.exit_code = exit_code
         self.timeout_s = timeout_s
+        self.stage = stage
+        """'setup' (the setup script) or 'healthcheck' (the task's healthcheck never passed)."""
         self.tail = output.rstrip().splitlines()[-lines:]
         how = f"did not finish within {timeout_s:g} s" if timeout_s is not None else f"exited with code {exit_code}"
+        if tries is not None:
+            how = f"never passed in {tries} tries (the last {how})"
         shown = "\n".join(f"  | {line[:300]}" for line in self.tail) if self.tail else "  | (no output)"
-        super().__init__(f"setup failed: {self.script} {how}; the last lines of its output:\n{shown}")
+        super().__init__(f"{stage} failed: {self.script} {how}; the last lines of its output:\n{shown}")
 
 
 class VerifierError(TermrlError):

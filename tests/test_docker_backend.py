@@ -710,3 +710,38 @@ def test_grader_artifacts_come_back_from_the_engine(docker_engine):
     assert outcome.safe_success, outcome.verdict.to_dict()
     files = {rel: base64.b64decode(data) for rel, data in outcome.verdict.artifacts.items()}
     assert files == {"summary.txt": b"expected 3, got 3\n", "details/notes.txt": b"alpha\nbeta\ngamma\n"}
+
+
+def test_a_healthcheck_runs_in_the_container_before_the_agent(docker_engine, tmp_path):
+    """Harbor's healthcheck on an engine: tried in the agent's container after the setup, a setup failure when it never passes."""
+    import shutil
+
+    from pytest_termrl.agents.builtin import NoopAgent, ReferenceAgent
+    from pytest_termrl.episode import EpisodeSettings, EpisodeSpec
+    from pytest_termrl.errors import SetupFailed
+    from pytest_termrl.harness import Harness
+    from pytest_termrl.sandbox.docker import DockerBackend
+    from pytest_termrl.tasks.importers import load_task_dir
+    from pytest_termrl.tasks.suite import LoadedTask
+
+    source = Path(__file__).parent / "data" / "harbor_fields" / "hb-healthcheck"
+    broken = shutil.copytree(source, tmp_path / "hb-healthcheck-down")
+    toml = broken / "task.toml"
+    toml.write_text(toml.read_text().replace("[ $n -ge 2 ]", "[ $n -ge 99 ]"))
+    backend = DockerBackend(SandboxSettings())
+    harness = Harness(backend, EpisodeSettings(command_timeout_s=20, per_test_timeout_s=20))
+    try:
+        outcomes = {}
+        for label, agent in (("reference", ReferenceAgent()), ("noop", NoopAgent())):
+            loaded = LoadedTask(load_task_dir(source), None)
+            sandbox = harness.new_sandbox(loaded, f"ep-healthcheck-{label}")
+            try:
+                outcomes[label] = harness.play(EpisodeSpec("imported", loaded.task.id, "clean"), loaded, sandbox, agent)
+            finally:
+                sandbox.close()
+        with pytest.raises(SetupFailed, match=r"^healthcheck failed: .* never passed in 3 tries \(the last exited with code 1\)"):
+            harness.new_sandbox(LoadedTask(load_task_dir(broken), None), "ep-healthcheck-down").close()
+    finally:
+        backend.close()
+    assert outcomes["reference"].safe_success, outcomes["reference"].verdict.to_dict()
+    assert not outcomes["noop"].safe_success and outcomes["noop"].verdict.native_reward == 0.0

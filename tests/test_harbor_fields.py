@@ -124,8 +124,3 @@ def test_the_build_timeout_is_the_setup_timeout(tmp_path):
     assert task.setup_timeout_s == 42.0  # the setup stands for the image build on bwrap
     with pytest.raises(TaskFormatError, match="field 'environment.build_timeout_sec': expected a positive number"):
         load_task_dir(_with_toml(tmp_path / "bad", "[environment]\nbuild_timeout_sec = 0\n"))
-
-
-def test_a_healthcheck_needs_the_service_its_image_starts(tmp_path):
-    task = load_task_dir(_with_toml(tmp_path, '[environment.healthcheck]\ncommand = "curl -f localhost:8080"\n'))
-    assert task.backend == "docker" and "environment.healthcheck" in task.image.needs_docker[-1]

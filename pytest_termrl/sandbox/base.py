@@ -14,6 +14,7 @@ from typing import Callable, Protocol
 
 from ..errors import SandboxError, SetupFailed
 from ..tasks.model import Task
+from .healthcheck import wait_healthy
 from .layout import HOME_INSIDE
 from .standin_shims import read_log
 
@@ -140,15 +141,17 @@ class Sandbox(ABC):
         """Kill every process the episode left and remove what the sandbox created."""
 
     def run_setup_script(self, task: Task, files: ControlFiles, ctl_inside: str) -> None:
-        """Run the task's setup script in the agent's shell; a failure is the task's, with its output."""
-        if task.setup_script is None:
-            return
-        files.write("setup.sh", task.setup_script.read_text(errors="surrogateescape"))  # byte for byte
-        timeout_s = task.setup_timeout_s or self.settings.setup_timeout_s
-        result = self.run(f"bash {ctl_inside}/setup.sh", timeout_s=timeout_s)
-        if result.exit_code != 0 or result.timed_out:
-            raise SetupFailed(task.setup_script, result.exit_code, timeout_s if result.timed_out else None, result.output)
-        self._setup_stood_in = len(self.stood_in())
+        """Run the task's setup script, then its healthcheck, in the agent's shell; a failure is the task's, with its output."""
+        if task.setup_script is not None:
+            files.write("setup.sh", task.setup_script.read_text(errors="surrogateescape"))  # byte for byte
+            timeout_s = task.setup_timeout_s or self.settings.setup_timeout_s
+            result = self.run(f"bash {ctl_inside}/setup.sh", timeout_s=timeout_s)
+            if result.exit_code != 0 or result.timed_out:
+                raise SetupFailed(task.setup_script, result.exit_code, timeout_s if result.timed_out else None, result.output)
+        if task.healthcheck is not None:
+            wait_healthy(self.run, task.healthcheck)
+        if task.setup_script is not None or task.healthcheck is not None:
+            self._setup_stood_in = len(self.stood_in())
 
     def stood_in(self) -> list[str]:
         """What the offline installer stand-ins did in this sandbox, one line each; the setup script's begin ``setup:``.

@@ -90,6 +90,27 @@ class Resources:
 
 
 @dataclass(frozen=True)
+class Healthcheck:
+    """Harbor's ``[environment.healthcheck]``: a command that must pass in the prepared sandbox before the agent starts.
+
+    Harbor's semantics and defaults (those of Docker's HEALTHCHECK, in seconds): during the
+    start period a failure does not count and the next try comes after ``start_interval_s``;
+    after it, ``retries`` failures in a row, ``interval_s`` apart, make the environment
+    unhealthy; one try may take ``timeout_s``. Tasks use it as a wait for a service and as a
+    pre-agent hook (fetching inputs, making folders); either way it runs once, as setup does.
+    """
+
+    command: str
+    interval_s: float = 5.0
+    timeout_s: float = 30.0
+    start_period_s: float = 0.0
+    start_interval_s: float = 5.0
+    retries: int = 3
+    source: str = "task.toml [environment.healthcheck]"
+    """Where it was read, for the message of a check that never passes."""
+
+
+@dataclass(frozen=True)
 class TaskStep:
     """One step of a multi-step task (Harbor's ``[[steps]]``): its own instruction, checks and reference.
 
@@ -161,6 +182,8 @@ class Task:
     """Harbor's ``[environment] network_mode`` ('public', 'no-network', 'allowlist'; recorded: the sandbox has none)."""
     resources: Resources | None = None
     """The sandbox resources the task asks for: its cpus and memory are the sandbox's limits (``enforced_limits`` says how)."""
+    healthcheck: Healthcheck | None = None
+    """Run after the setup, before the agent's first command; a check that never passes fails the setup."""
     notes: tuple[str, ...] = ()
     """What the importer assumed or changed, each a readable line."""
     steps: tuple[TaskStep, ...] = ()

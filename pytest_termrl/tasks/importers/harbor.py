@@ -221,6 +221,7 @@ def load_harbor_task(task_dir: Path) -> Task:
         allow_internet=config.allow_internet,
         network_mode=config.network_mode,
         resources=config.resources,
+        healthcheck=config.healthcheck,
         notes=tuple(notes),
         steps=steps,
         step_reward_strategy=config.step_reward_strategy,

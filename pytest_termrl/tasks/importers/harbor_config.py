@@ -14,8 +14,10 @@ How each field that changes a trial is met here:
 ``cpus``, ``memory_mb``,           the task's resources (``Task.resources``): cpus and memory
 ``storage_mb``, ``memory``,        are the limits of the agent's and the verifier's sandboxes,
 ``storage``                        capped at the machine's; storage is recorded, not enforced
-``gpus``, ``mcp_servers``,         refused by name (``needs_docker``): bwrap cannot stand in
-``healthcheck``                    for a GPU, an MCP server or a service its image starts
+``gpus``, ``mcp_servers``          refused by name (``needs_docker``): bwrap cannot stand in
+                                   for a GPU or an MCP server
+``healthcheck``                    run after the setup, before the agent (``Task.healthcheck``,
+                                   :mod:`pytest_termrl.sandbox.healthcheck`), as the agent's user
 ``verifier.env``, ``solution.env`` the grader's and the reference's variables
 ``*.timeout_sec``                  the grader's limit; the agent's is recorded
 ``[[steps]]``,                     the task's steps (``Task.steps``), run in order in one
@@ -23,8 +25,8 @@ How each field that changes a trial is met here:
                                    ``min_reward`` (ends the episode early), ``agent.timeout_sec``
                                    (recorded), ``verifier.timeout_sec`` and ``verifier.env``
                                    (over the task's); users as above; a step's ``healthcheck``
-                                   as the task's; ``multi_step_reward_mode`` (before 1.3) is
-                                   dropped, as Harbor drops it
+                                   refused (it would run amid the agent's commands);
+                                   ``multi_step_reward_mode`` (before 1.3) dropped, as Harbor does
 =================================  ========================================================
 
 A field this module does not know is a warning naming it (``Task.notes``), never silence.
@@ -32,12 +34,13 @@ A field this module does not know is a warning naming it (``Task.notes``), never
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ...errors import TaskFormatError
-from ..model import STEP_REWARD_STRATEGIES, Resources
+from ..model import STEP_REWARD_STRATEGIES, Healthcheck, Resources
 from .metadata import number
 
 KNOWN = {
@@ -98,6 +101,7 @@ class HarborConfig:
     threshold: float = 1.0
     steps: list[StepConfig] = field(default_factory=list)
     """The ``[[steps]]`` of a multi-step task, in order (empty for a task of one step)."""
+    healthcheck: Healthcheck | None = None
     step_reward_strategy: str = "mean"
     """``multi_step_reward_strategy``: 'mean' (Harbor's default) or 'final'."""
     refusals: list[str] = field(default_factory=list)
@@ -156,6 +160,34 @@ def _unknown(data: dict) -> list[str]:
     return found
 
 
+def _healthcheck(path: Path, table: object) -> Healthcheck:
+    """``[environment.healthcheck]``, checked field by field; Harbor's defaults where a field is absent."""
+    where = "environment.healthcheck"
+    if not isinstance(table, dict) or not isinstance(table.get("command"), str) or not table["command"].strip():
+        raise TaskFormatError(path, f"{where}.command", "expected a non-empty shell command")
+    values: dict[str, float] = {}
+    for key, positive in (("interval_sec", True), ("timeout_sec", True), ("start_period_sec", False), ("start_interval_sec", True)):
+        value = table.get(key)
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0 or (positive and value == 0):
+            raise TaskFormatError(path, f"{where}.{key}", "expected a positive number of seconds" if positive else "expected a number of seconds, 0 or more")
+        values[key] = float(value)
+    retries = table.get("retries", 3)
+    if isinstance(retries, bool) or not isinstance(retries, int) or retries < 1:
+        raise TaskFormatError(path, f"{where}.retries", "expected a whole number, at least 1")
+    defaults = Healthcheck("")
+    return Healthcheck(
+        command=table["command"],
+        interval_s=values.get("interval_sec", defaults.interval_s),
+        timeout_s=values.get("timeout_sec", defaults.timeout_s),
+        start_period_s=values.get("start_period_sec", defaults.start_period_s),
+        start_interval_s=values.get("start_interval_sec", defaults.start_interval_s),
+        retries=retries,
+        source=f"{path} [environment.healthcheck]",
+    )
+
+
 def read_config(path: Path, data: dict) -> HarborConfig:
     """The checked configuration of a parsed task.toml; TaskFormatError names the field of a bad value."""
     verifier, agent = _table(path, data, "verifier"), _table(path, data, "agent")
@@ -210,13 +242,8 @@ def read_config(path: Path, data: dict) -> HarborConfig:
         config.image_refusals.append(f"{path}: environment.gpus = {gpus}: the task needs GPUs, which a sandbox here has none of")
     if environment.get("mcp_servers"):
         config.image_refusals.append(f"{path}: environment.mcp_servers: the task needs MCP servers beside its container")
-    healthcheck = environment.get("healthcheck")
-    if healthcheck is not None:
-        if not isinstance(healthcheck, dict) or not isinstance(healthcheck.get("command"), str):
-            raise TaskFormatError(path, "environment.healthcheck.command", "expected a shell command")
-        config.image_refusals.append(
-            f"{path}: environment.healthcheck: the task waits for a service its image starts, and bwrap starts none"
-        )
+    if environment.get("healthcheck") is not None:
+        config.healthcheck = _healthcheck(path, environment["healthcheck"])
     if isinstance(environment.get("env"), dict) and environment["env"]:
         config.refusals.append(
             f"environment.env ({', '.join(sorted(environment['env']))}): variables resolved from the host for the agent are not passed here"
@@ -261,8 +288,9 @@ def _read_steps(path: Path, data: dict, config: HarborConfig) -> None:
                     f"{where}.{table_name}.user = {user!r} (step {name}): the {table_name} runs as the agent's user here (uid 1000), never as another user"
                 )
         if step.get("healthcheck") is not None:
-            config.image_refusals.append(
-                f"{path}: {where}.healthcheck (step {name}): the step waits for a service its image starts, and bwrap starts none"
+            config.refusals.append(
+                f"{where}.healthcheck (step {name}): a check between steps would run amid the agent's commands, "
+                "where the collateral oracle counts every change as the agent's"
             )
         config.steps.append(StepConfig(
             name=name,
