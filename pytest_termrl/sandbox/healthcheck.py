@@ -9,17 +9,22 @@ from __future__ import annotations
 
 import shlex
 import time
-from typing import TYPE_CHECKING, Callable
+from typing import Callable, Protocol
 
 from ..errors import SetupFailed
 from ..tasks.model import Healthcheck
 
-if TYPE_CHECKING:
-    from .base import CommandResult
+
+class _Result(Protocol):
+    """What a try needs of a command's result (``CommandResult`` has it; named here so the sandbox's base can import this)."""
+
+    output: str
+    exit_code: int | None
+    timed_out: bool
 
 
 def wait_healthy(
-    run: Callable[[str, float], "CommandResult"],
+    run: Callable[[str, float], _Result],
     check: Healthcheck,
     *,
     clock: Callable[[], float] = time.monotonic,
