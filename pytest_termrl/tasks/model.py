@@ -184,6 +184,12 @@ class Task:
     """The sandbox resources the task asks for: its cpus and memory are the sandbox's limits (``enforced_limits`` says how)."""
     healthcheck: Healthcheck | None = None
     """Run after the setup, before the agent's first command; a check that never passes fails the setup."""
+    verifier_mode: str = "shared"
+    """Harbor's ``[verifier] environment_mode``: 'shared' (the grader sees the agent's workdir) or
+    'separate' (it sees only ``artifacts`` of it, as a verifier environment of its own would)."""
+    artifacts: tuple[str, ...] = ()
+    """Harbor's top-level ``artifacts``: absolute paths in the workdir kept from the agent's
+    environment when it ends (into the run directory; the only files a separate verifier gets)."""
     notes: tuple[str, ...] = ()
     """What the importer assumed or changed, each a readable line."""
     steps: tuple[TaskStep, ...] = ()

@@ -11,7 +11,8 @@ the last OUTPUT_BYTES of its output are signed too, for the harness to parse.
 - The process makes itself non-dumpable first, so code the grader runs (the agent's
   programs, under the same uid) can neither ptrace it nor read its memory for the key.
 - ``pytest`` on the script's PATH is the harness's trusted pytest (plugin autoload off),
-  since graders call it and the sandbox's system Python has none; ``pip``, ``pip3``,
+  since graders call it and the sandbox's system Python has none (``python3 -m pytest`` and
+  ``python -m pytest`` run it too, as ``python3 -m pip`` runs the pip stand-in); ``pip``, ``pip3``,
   ``uv``, ``uvx``, ``apt-get`` and ``curl`` are the offline stand-ins of standins.py, and
   what they stood in for is signed with the result (``stood_in``).
 - When the script ends (or times out), every other process of this uid in the sandbox is
@@ -35,6 +36,30 @@ SHIM_DIR = "/tmp/termrl-grader-bin"
 STANDIN_LOG = f"{SHIM_DIR}/standins.log"
 STANDIN_TOOLS = ("pip", "pip3", "uv", "uvx", "apt-get", "apt", "curl")
 """Installers met by the offline stand-ins of standins.py (and curl, for uv's installer script)."""
+PYTHONS = ("python3", "python")
+"""The interpreters the grader's PATH routes ``-m pytest`` (the trusted pytest) and ``-m pip`` (the stand-in) of."""
+_PYTHON_SHIM = """#!/bin/sh
+# {name}: the system's, but `{name} -m pytest` is the trusted pytest and `{name} -m pip` the offline pip.
+__route() {{
+  while [ $# -gt 0 ]; do
+    case "$1" in
+      -m) case "$2" in
+            pytest|py.test) shift 2; exec {shims}/pytest "$@" ;;
+            pip|pip3) shift 2; exec {shims}/pip "$@" ;;
+          esac
+          return ;;
+      -u|-B|-E|-s|-S|-I|-q|-O|-OO|-b|-bb|-d|-v|-P|-R) shift ;;
+      *) return ;;
+    esac
+  done
+}}
+__route "$@"
+for __dir in /usr/local/bin /usr/bin /bin; do
+  [ -x "$__dir/{name}" ] && exec "$__dir/{name}" "$@"
+done
+echo "{name}: command not found" >&2
+exit 127
+"""
 MAX_REWARD_BYTES = 65536
 ARTIFACT_FILES = 64
 ARTIFACT_BYTES = 1024 * 1024
@@ -55,6 +80,11 @@ def _write_shims():
         path = os.path.join(SHIM_DIR, name)
         with open(path, "w") as handle:
             handle.write(f'#!/bin/sh\nexec "{sys.executable}" -I "{here}/standins.py" {name} "$@"\n')
+        os.chmod(path, 0o755)
+    for name in PYTHONS:
+        path = os.path.join(SHIM_DIR, name)
+        with open(path, "w") as handle:
+            handle.write(_PYTHON_SHIM.format(name=name, shims=SHIM_DIR))
         os.chmod(path, 0o755)
 
 

@@ -13,7 +13,7 @@ from typing import Callable
 
 from ..sandbox.base import Sandbox, SandboxBackend
 from ..tasks.model import Task
-from . import pytest_grader, script_grader
+from . import declared_artifacts, pytest_grader, script_grader
 from .trusted import grade_snapshot, trusted_toolchain
 from .verdict import TestOutcome, Verdict
 
@@ -54,10 +54,14 @@ def run_hidden_tests(
     A kind with no line in :data:`GRADERS` is graded by its hidden test files (pytest).
     """
     grader = GRADERS.get(grader_of(task), GRADERS[DEFAULT_GRADER])
-    return grade_snapshot(
-        backend,
-        sandbox,
-        scratch,
-        lambda home, snap_dir: grader.grade(backend, home, snap_dir, task, inventory, per_test_timeout_s),
-        grader.failed,
-    )
+
+    def grade(home: Path, snap_dir: Path) -> Verdict:
+        files, left_out = declared_artifacts.collect(home, task) if task.artifacts else ({}, [])
+        if task.verifier_mode == "separate":  # a verifier environment of its own gets the artifacts alone
+            declared_artifacts.keep_only_artifacts(home, task)
+        verdict = grader.grade(backend, home, snap_dir, task, inventory, per_test_timeout_s)
+        verdict.artifacts.update(files)
+        verdict.artifacts_left_out += left_out
+        return verdict
+
+    return grade_snapshot(backend, sandbox, scratch, grade, grader.failed)

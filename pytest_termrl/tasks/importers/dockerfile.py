@@ -172,6 +172,23 @@ def _run_step(instruction: Instruction) -> str:
     return f"{command}\n{bodies}".rstrip("\n")
 
 
+def _absolute_mkdirs(segments: list[str], cwd: str) -> list[str] | None:
+    """The folders when every segment is ``mkdir [-p] /abs/path ...`` (the workdir, its parents, or inside it, checked later)."""
+    made = []
+    for segment in segments:
+        try:
+            found = shlex.split(segment)
+        except ValueError:
+            return None
+        if not found or found[0] != "mkdir":
+            return None
+        paths = [w for w in found[1:] if w not in ("-p", "--parents")]
+        if not paths or any(not p.startswith("/") or "$" in p or "*" in p for p in paths):
+            return None
+        made += [str(PurePosixPath(p)) for p in paths]
+    return made
+
+
 _HEREDOC_ONLY = re.compile(r"^<<-?([\"']?)[A-Za-z_][\w.-]*\1$")
 
 
@@ -191,6 +208,7 @@ def plan_dockerfile(
     pending: list[tuple[int, Path, str]] = []  # (line, source file, absolute destination)
     inline: list[tuple[int, bytes, str]] = []  # (line, content, absolute destination)
     run_dirs: list[tuple[int, str]] = []
+    mkdirs: list[tuple[int, str]] = []  # (line, folder) of RUN steps that only make folders by absolute path
     agent_chowns: list[tuple[int, str, str]] = []  # (line, the folder given to the agent's user, the segment)
     ignore = _dockerignore(context)
     for instruction in instructions(text):
@@ -286,7 +304,11 @@ def plan_dockerfile(
                     continue
                 kept.append(segment)
             if kept:
-                run_dirs.append((lineno, cwd))
+                made = _absolute_mkdirs(kept, cwd)
+                if made is not None:
+                    mkdirs += [(lineno, path) for path in made]  # where it runs does not matter: checked by what it makes
+                else:
+                    run_dirs.append((lineno, cwd))
                 body = rest if len(kept) == len(segments) else " && ".join(kept)
                 plan.setup.append(f"cd {shlex.quote(cwd)} && {body}")
         elif keyword in ("COPY", "ADD"):
@@ -368,6 +390,10 @@ def plan_dockerfile(
             plan.dropped.append(f"{dockerfile}:{lineno}: {segment} (the workdir is the agent's user's already)")
         else:
             plan.blockers.append(f"{dockerfile}:{lineno}: {segment} (gives {directory}, outside the workdir {plan.workdir}, to the agent's user)")
+    for lineno, directory in mkdirs:
+        path = PurePosixPath(directory)
+        if path != root and path not in root.parents and root not in path.parents:
+            plan.blockers.append(f"{dockerfile}:{lineno}: makes {directory}, outside the workdir {plan.workdir}")
     for lineno, directory in run_dirs:
         path = PurePosixPath(directory)
         if path != root and root not in path.parents:

@@ -37,7 +37,7 @@ import os
 import re
 import shutil
 import tomllib
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from ...errors import TaskFormatError
 
@@ -96,6 +96,9 @@ def script_grader_analysis(test_sh: Path, tests_dir: Path) -> tuple[str, str | N
             f"offline-runnable via trusted pytest ({TEST_SCRIPT} needs the network: {findings.network[0]}; "
             "its reward is 1 when pytest passes, so every test passing is reward 1)"
         )
+        unmet = unserved_network(test_sh.read_text(errors="replace"))
+        if unmet:  # the trusted toolchain runs the tests anyway; a failing reference is then explained
+            note += f"; not met offline, the trusted toolchain's versions serve instead: {unmet[0]}"
         return "pytest", note, blockers
     unserved = unserved_network(test_sh.read_text(errors="replace"))
     return "script", None, [f"network installs in its grader: {line}" for line in unserved[:3]]
@@ -159,6 +162,7 @@ def load_harbor_task(task_dir: Path) -> Task:
     if image and not is_generic_base(image):
         needs_docker.append(f"{toml_path}: [environment] docker_image = {image} (a prebuilt image)")
     needs_docker = plan.blockers + needs_docker + config.image_refusals
+    needs_docker += _verifier_environment(task_dir, config, plan.workdir, notes)
 
     task_id = task_id_from(task_dir.name)
     label = f"Harbor task {task_dir.name}"
@@ -222,10 +226,46 @@ def load_harbor_task(task_dir: Path) -> Task:
         network_mode=config.network_mode,
         resources=config.resources,
         healthcheck=config.healthcheck,
+        verifier_mode=config.verifier_mode,
+        artifacts=config.artifacts,
         notes=tuple(notes),
         steps=steps,
         step_reward_strategy=config.step_reward_strategy,
     )
+
+
+def _verifier_environment(task_dir: Path, config: HarborConfig, workdir: str, notes: list[str]) -> list[str]:
+    """Check the declared artifacts and a separate verifier's environment: what bwrap cannot stand in for (refusals go to ``config``).
+
+    A separate verifier runs in a fresh sandbox that holds, of the agent's workdir, only the
+    artifacts; its own image (``tests/Dockerfile``, whose build context is ``tests/``) must be one
+    this sandbox stands in for: a generic base whose installs are the grader's tooling or here.
+    """
+    root = PurePosixPath(workdir)
+    for index, source in enumerate(config.artifacts):
+        path = PurePosixPath(source)
+        if path != root and root not in path.parents:
+            config.refusals.append(
+                f"artifacts[{index}] = {source!r}: outside the workdir {workdir}, the only part of the agent's environment kept here"
+            )
+    if config.verifier_mode != "separate":
+        return []
+    if config.steps:
+        config.refusals.append("verifier.environment_mode = 'separate' in a multi-step task: a step's own verifier environment is not run here")
+        return []
+    tests_dir = task_dir / "tests"
+    dockerfile = tests_dir / "Dockerfile"
+    kept = ", ".join(config.artifacts) or "nothing"
+    if dockerfile.is_file():
+        plan = plan_dockerfile(dockerfile, tests_dir, {"Dockerfile", ".dockerignore"}, "/", workdir_override="/")
+        notes.append(f"verifier.environment_mode = 'separate': the grader sees {kept} of the workdir (tests/Dockerfile: FROM {plan.bases[0]})")
+        return [f"the separate verifier's image: {why}" for why in plan.blockers]
+    if not (isinstance(config.verifier_environment, dict) and config.verifier_environment.get("docker_image")):
+        config.refusals.append(
+            "verifier.environment_mode = 'separate' with neither tests/Dockerfile nor [verifier.environment] docker_image: "
+            "there is no environment to run the verifier in (Harbor refuses it too)"
+        )
+    return []
 
 
 def _reference(solution_dir: Path, workdir: str, label: str, config: HarborConfig) -> tuple[str | None, str | None]:

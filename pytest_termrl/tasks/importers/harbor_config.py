@@ -18,6 +18,10 @@ How each field that changes a trial is met here:
                                    for a GPU or an MCP server
 ``healthcheck``                    run after the setup, before the agent (``Task.healthcheck``,
                                    :mod:`pytest_termrl.sandbox.healthcheck`), as the agent's user
+``artifacts``                      paths in the workdir kept when the agent ends (``Task.artifacts``)
+``verifier.environment_mode``,     'separate': the grader sees the artifacts alone; its image,
+``verifier.environment``           ``tests/Dockerfile``, must be one bwrap stands in for; a
+                                   prebuilt verifier image is refused by name
 ``verifier.env``, ``solution.env`` the grader's and the reference's variables
 ``*.timeout_sec``                  the grader's limit; the agent's is recorded
 ``[[steps]]``,                     the task's steps (``Task.steps``), run in order in one
@@ -46,10 +50,10 @@ from .metadata import number
 KNOWN = {
     "": {
         "version", "schema_version", "task", "metadata", "verifier", "agent", "environment", "solution", "steps", "source",
-        "multi_step_reward_strategy", "multi_step_reward_mode",
+        "multi_step_reward_strategy", "multi_step_reward_mode", "artifacts",
     },
     "task": {"name", "description", "authors", "keywords"},
-    "verifier": {"timeout_sec", "env", "user", "network_mode", "allowed_hosts", "pass_threshold"},
+    "verifier": {"timeout_sec", "env", "user", "network_mode", "allowed_hosts", "pass_threshold", "environment_mode", "environment"},
     "agent": {"timeout_sec", "user", "network_mode", "allowed_hosts"},
     "environment": {
         "build_timeout_sec", "docker_image", "cpus", "memory_mb", "storage_mb", "gpus", "gpu_types", "allow_internet",
@@ -65,6 +69,8 @@ STEP_KNOWN = {
 }
 """The fields of one ``[[steps]]`` entry read, per table ('' is the entry itself)."""
 NETWORK_MODES = ("public", "no-network", "allowlist")
+VERIFIER_MODES = ("shared", "separate")
+"""``[verifier] environment_mode``: the agent's environment (Harbor's default) or one of the verifier's own."""
 AGENT_USERS = (None, "user", "agent", 1000, "1000")
 STEP_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 """A step's name is the name of its folder under steps/."""
@@ -102,6 +108,12 @@ class HarborConfig:
     steps: list[StepConfig] = field(default_factory=list)
     """The ``[[steps]]`` of a multi-step task, in order (empty for a task of one step)."""
     healthcheck: Healthcheck | None = None
+    verifier_mode: str = "shared"
+    """``[verifier] environment_mode``: 'shared' or 'separate' (the verifier sees only the declared artifacts)."""
+    artifacts: tuple[str, ...] = ()
+    """The top-level ``artifacts``: absolute paths copied out of the agent's environment when it ends."""
+    verifier_environment: dict | None = None
+    """``[verifier.environment]`` as written (a separate verifier's own environment)."""
     step_reward_strategy: str = "mean"
     """``multi_step_reward_strategy``: 'mean' (Harbor's default) or 'final'."""
     refusals: list[str] = field(default_factory=list)
@@ -158,6 +170,21 @@ def _unknown(data: dict) -> list[str]:
         known = {"command", "interval_sec", "timeout_sec", "start_period_sec", "start_interval_sec", "retries"}
         found += [f"warning: unknown field 'environment.healthcheck.{key}' in task.toml (not read)" for key in sorted(set(healthcheck) - known)]
     return found
+
+
+def _artifacts(path: Path, value: object) -> tuple[str, ...]:
+    """The top-level ``artifacts``: each an absolute path, or a table whose ``source`` is one."""
+    if value is None:
+        return ()
+    if not isinstance(value, list):
+        raise TaskFormatError(path, "artifacts", "expected a list of absolute paths")
+    found = []
+    for index, entry in enumerate(value):
+        source = entry.get("source") if isinstance(entry, dict) else entry
+        if not isinstance(source, str) or not source.startswith("/") or "\0" in source:
+            raise TaskFormatError(path, f"artifacts[{index}]", "expected an absolute path, or a table whose 'source' is one")
+        found.append(source.rstrip("/") or "/")
+    return tuple(found)
 
 
 def _healthcheck(path: Path, table: object) -> Healthcheck:
@@ -242,6 +269,21 @@ def read_config(path: Path, data: dict) -> HarborConfig:
         config.image_refusals.append(f"{path}: environment.gpus = {gpus}: the task needs GPUs, which a sandbox here has none of")
     if environment.get("mcp_servers"):
         config.image_refusals.append(f"{path}: environment.mcp_servers: the task needs MCP servers beside its container")
+    config.artifacts = _artifacts(path, data.get("artifacts"))
+    mode = verifier.get("environment_mode", "shared")
+    if mode not in VERIFIER_MODES:
+        raise TaskFormatError(path, "verifier.environment_mode", f"expected one of {', '.join(VERIFIER_MODES)}")
+    config.verifier_mode = mode
+    own = verifier.get("environment")
+    if own is not None and not isinstance(own, dict):
+        raise TaskFormatError(path, "verifier.environment", "expected a table")
+    config.verifier_environment = own
+    if own and own.get("docker_image"):
+        config.image_refusals.append(
+            f"{path}: verifier.environment.docker_image = {own['docker_image']!r}: the verifier's prebuilt image is not pulled here"
+        )
+    elif own:
+        config.notes.append(f"verifier.environment ({', '.join(sorted(own))}) recorded: the verifier sandbox has the agent's limits")
     if environment.get("healthcheck") is not None:
         config.healthcheck = _healthcheck(path, environment["healthcheck"])
     if isinstance(environment.get("env"), dict) and environment["env"]:

@@ -123,9 +123,32 @@ def split_segments(command: str) -> list[str]:
     return [p for p in parts if p]
 
 
+_NAMED_MODULE = re.compile(r"\b([A-Za-z_]\w*)\.py\b")
+_TEXT_SUFFIXES = {"", ".md", ".sh", ".yaml", ".yml", ".toml", ".txt", ".py"}
+
+
+def _modules_the_task_names(task_dir: Path, tests_dir: Path) -> set[str]:
+    """Module names the task's files outside its tests name as ``NAME.py`` (or are): instruction, solution, environment."""
+    names: set[str] = set()
+    for path in sorted(task_dir.rglob("*"))[:2000]:
+        if tests_dir in path.parents or not path.is_file() or path.is_symlink():
+            continue
+        if path.suffix == ".py":
+            names.add(path.stem)
+        if path.suffix in _TEXT_SUFFIXES and path.stat().st_size <= 256 * 1024:
+            names.update(_NAMED_MODULE.findall(path.read_text(errors="replace")))
+    return names
+
+
 def missing_test_imports(tests_dir: Path) -> list[str]:
-    """Top-level modules the tests import that the harness's own Python cannot import."""
+    """Top-level modules the tests import that the harness's own Python cannot import.
+
+    A module the task's other files name (``service.py`` in its instruction or solution, a
+    ``.py`` file of its environment) is the agent's to write or the task's to place, not a
+    package the toolchain lacks.
+    """
     local = {p.stem for p in tests_dir.rglob("*.py")} | {p.name for p in tests_dir.iterdir() if p.is_dir()}
+    local |= _modules_the_task_names(tests_dir.parent, tests_dir)
     names: set[str] = set()
     for path in sorted(tests_dir.rglob("*.py")):
         try:

@@ -79,6 +79,23 @@ def _packages(words: list[str]) -> list[str] | None:
     return found
 
 
+_REDIRECT_ALONE = re.compile(r"^(?:\d*|&)(?:>>?|<)$")
+_REDIRECT = re.compile(r"^(?:\d*|&)(?:>>?|<)&?\S+$")
+
+
+def _without_redirections(words: list[str]) -> list[str]:
+    """The words of a command without its redirections (``2>/dev/null``, ``> log``, ``2>&1``)."""
+    kept, skip = [], False
+    for word in words:
+        if skip:
+            skip = False
+        elif _REDIRECT_ALONE.match(word):
+            skip = True
+        elif not _REDIRECT.match(word):
+            kept.append(word)
+    return kept
+
+
 def _segment_problem(segment: str) -> str | None:
     """Why the stand-ins would not serve one command (None when they would, or it fetches nothing)."""
     if _UV_INSTALLER.search(segment) and re.search(r"\|\s*(?:sh|bash)\b", segment):
@@ -87,9 +104,11 @@ def _segment_problem(segment: str) -> str | None:
         words = shlex.split(segment)
     except ValueError:
         return "a command the stand-ins cannot read"
-    words = [w for w in words if w not in ("sudo", "env") and not re.match(r"^[A-Za-z_]\w*=(?!=)", w)]
+    words = [w for w in _without_redirections(words) if w not in ("sudo", "env") and not re.match(r"^[A-Za-z_]\w*=(?!=)", w)]
     if not words:
         return None
+    if words[0] in ("python", "python3") and words[1:3] == ["-m", "pip"]:
+        words = ["pip", *words[3:]]  # the grader's python3 routes -m pip to the pip stand-in
     head = words[0]
     if head in ("pip", "pip3") and words[1:2] == ["install"]:
         packages = _packages(words[2:])

@@ -132,6 +132,9 @@ def grader_analysis(script: Path | None, tests_dir: Path, parser: str = "pytest"
         note = None
         if findings is not None and findings.network:
             note = f"offline-runnable via trusted pytest ({script.name} needs the network: {findings.network[0]})"
+            unmet = unserved_network(script.read_text(errors="replace"))
+            if unmet:  # the trusted toolchain runs the tests anyway; a failing reference is then explained
+                note += f"; not met offline, the trusted toolchain's versions serve instead: {unmet[0]}"
         missing = missing_test_imports(tests_dir)
         if missing:
             blockers.append(f"the tests import {', '.join(missing)}, which the trusted toolchain lacks")

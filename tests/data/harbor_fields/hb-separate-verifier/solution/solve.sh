@@ -1,0 +1,2 @@
+#!/bin/bash
+wc -l < /app/notes.txt > /app/report.txt
