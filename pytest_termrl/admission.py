@@ -112,6 +112,37 @@ def outside_workdir_writes(detail: str, workdir: str) -> list[str]:
     ]
 
 
+_LOOPBACK = re.compile(r"\b(?:localhost|127\.0\.0\.1|0\.0\.0\.0)(?::\d+|[\"'],\s*\d+)?")
+_BACKGROUND = re.compile(r"(?:^|\s)(?:nohup|setsid|disown|daemon(?:ize)?)\b|&\s*(?:#.*)?$|\b(?:systemctl|service)\s+\S*\s*start\b", re.M)
+
+
+def left_running_services(task: Task) -> list[str]:
+    """The blocker behind a reference that failed where its grader probes a service the reference left running.
+
+    Terminal-Bench and Harbor run the grader in the agent's container, so a server the agent
+    started in the background still answers; here the grader runs in a fresh sandbox, where
+    nothing the agent started is running. Named when the reference starts something in the
+    background and a grader file talks to a loopback address.
+    """
+    solution = task.solution_text() or ""
+    if task.tests_dir is None or not _BACKGROUND.search(solution):
+        return []
+    found = []
+    files = sorted(p for p in task.tests_dir.rglob("*") if p.is_file() and p.stat().st_size <= 512 * 1024)
+    if task.grader.script is not None and Path(task.grader.script).is_file() and Path(task.grader.script) not in files:
+        files.append(Path(task.grader.script))  # run-tests.sh sits beside tests/
+    for path in files:
+        match = _LOOPBACK.search(path.read_text(errors="replace"))
+        if match:
+            found.append(f"{path.name}: {match.group(0)}")
+    if not found:
+        return []
+    return [
+        f"the grader probes a service the reference leaves running ({'; '.join(found[:3])}): its authors' harness grades "
+        "in the agent's container, here the grader runs in a fresh sandbox where nothing the agent started is running"
+    ]
+
+
 def admit_task(harness: Harness, task: Task, run: bool = True) -> Admission:
     status, reasons = offline_status(task)
     backend_name = harness.backend.name
@@ -175,6 +206,7 @@ def admit_task(harness: Harness, task: Task, run: bool = True) -> Admission:
             if not result.reference_passes:
                 result.reasons.append(f"the reference fails its grader: {detail}")
                 result.reasons += outside_workdir_writes(detail, task.workdir)
+                result.reasons += left_running_services(task)
     return result
 
 

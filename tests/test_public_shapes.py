@@ -76,3 +76,52 @@ def test_a_grader_that_writes_outside_the_workdir_is_refused_naming_the_path(har
     assert not result.admitted
     assert result.noop_fails
     assert any(r.startswith("writes /opt/inbox, outside the workdir /app") for r in result.reasons), result.reasons
+
+
+def _hb_service_left_running(root: Path, grader_starts_it: bool) -> Path:
+    """A Harbor task whose reference starts a server in the background and whose grader probes it."""
+    start = "nohup python3 /app/serve.py > /dev/null 2>&1 &\nsleep 1\n"
+    return _write(root, {
+        "task.toml": """
+            version = "1.0"
+            [metadata]
+            category = "web"
+            [verifier]
+            timeout_sec = 60.0
+        """,
+        "instruction.md": "Serve the word 'ready' over HTTP on 127.0.0.1:8765 and leave the server running.\n",
+        "environment/Dockerfile": "FROM python:3.12-slim\nWORKDIR /app\n",
+        "solution/solve.sh": """
+            #!/bin/bash
+            cat > /app/serve.py <<'PY'
+            import http.server
+            class Ready(http.server.BaseHTTPRequestHandler):
+                def do_GET(self):
+                    self.send_response(200); self.end_headers(); self.wfile.write(b"ready")
+            http.server.HTTPServer(("127.0.0.1", 8765), Ready).serve_forever()
+            PY
+            nohup python3 /app/serve.py > /dev/null 2>&1 &
+            sleep 1
+        """,
+        "tests/test.sh": f"""
+            #!/bin/bash
+            {start if grader_starts_it else ''}
+            if python3 -c 'import urllib.request; assert urllib.request.urlopen("http://127.0.0.1:8765").read() == b"ready"'; then
+                echo 1 > /logs/verifier/reward.txt
+            else
+                echo 0 > /logs/verifier/reward.txt
+            fi
+        """.replace("\n            nohup", "\nnohup").replace("\n            sleep 1\n", "\nsleep 1\n"),
+    })
+
+
+def test_a_grader_that_probes_a_service_the_agent_left_running_is_refused_by_that_reason(harness, tmp_path):
+    result = admit_task(harness, load_task_dir(_hb_service_left_running(tmp_path / "hb-service", grader_starts_it=False)))
+    assert not result.admitted and not result.reference_passes
+    assert result.reasons[-1] == (
+        "the grader probes a service the reference leaves running (test.sh: 127.0.0.1:8765): its authors' harness grades "
+        "in the agent's container, here the grader runs in a fresh sandbox where nothing the agent started is running"
+    )
+    # A grader that starts the agent's server itself is graded as its authors meant.
+    result = admit_task(harness, load_task_dir(_hb_service_left_running(tmp_path / "hb-service-own", grader_starts_it=True)))
+    assert result.admitted, result.reasons
