@@ -109,3 +109,10 @@ def test_no_link_is_followed_out_of_the_copy(tmp_path):
     assert left_out[0] == "/app/report.txt: a link on the way (report.txt), not followed"
     removed = declared_artifacts.keep_only_artifacts(home, task)
     assert removed == ["linked", "out"] and sorted(os.listdir(home)) == ["report.txt"] and secret.exists()
+
+
+def test_a_prebuilt_verifier_image_is_refused_by_name(tmp_path):
+    task_dir = _variant(tmp_path, 'environment_mode = "separate"', 'environment_mode = "separate"\n\n[verifier.environment]\ndocker_image = "example/grader:1"')
+    os.unlink(task_dir / "tests" / "Dockerfile")
+    status, reasons = offline_status(load_task_dir(task_dir))
+    assert status == "no" and reasons == ["verifier.environment.docker_image = 'example/grader:1': the verifier's own prebuilt image is not run here"]

@@ -172,7 +172,7 @@ def _run_step(instruction: Instruction) -> str:
     return f"{command}\n{bodies}".rstrip("\n")
 
 
-def _absolute_mkdirs(segments: list[str], cwd: str) -> list[str] | None:
+def _absolute_mkdirs(segments: list[str]) -> list[str] | None:
     """The folders when every segment is ``mkdir [-p] /abs/path ...`` (the workdir, its parents, or inside it, checked later)."""
     made = []
     for segment in segments:
@@ -304,7 +304,7 @@ def plan_dockerfile(
                     continue
                 kept.append(segment)
             if kept:
-                made = _absolute_mkdirs(kept, cwd)
+                made = _absolute_mkdirs(kept)
                 if made is not None:
                     mkdirs += [(lineno, path) for path in made]  # where it runs does not matter: checked by what it makes
                 else:

@@ -279,8 +279,8 @@ def read_config(path: Path, data: dict) -> HarborConfig:
         raise TaskFormatError(path, "verifier.environment", "expected a table")
     config.verifier_environment = own
     if own and own.get("docker_image"):
-        config.image_refusals.append(
-            f"{path}: verifier.environment.docker_image = {own['docker_image']!r}: the verifier's prebuilt image is not pulled here"
+        config.refusals.append(
+            f"verifier.environment.docker_image = {own['docker_image']!r}: the verifier's own prebuilt image is not run here"
         )
     elif own:
         config.notes.append(f"verifier.environment ({', '.join(sorted(own))}) recorded: the verifier sandbox has the agent's limits")
