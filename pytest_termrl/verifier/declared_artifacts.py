@@ -16,7 +16,7 @@ import shutil
 from pathlib import Path, PurePosixPath
 
 from ..tasks.model import Task
-from .script_runner import _read_capped, collect_artifacts
+from .script_runner import ARTIFACT_BYTES, collect_artifacts, read_capped
 
 PREFIX = "declared"
 """Declared artifacts sit under this folder of the episode's artifacts, at their absolute path (declared/app/out.txt)."""
@@ -61,7 +61,7 @@ def collect(home: Path, task: Task) -> tuple[dict[str, str], list[str]]:
             kept.update({f"{key}/{name}": data for name, data in files.items()})
             left_out += [f"{source}/{why}" for why in skipped]
         else:
-            data, why = _read_capped(str(path), 1024 * 1024)
+            data, why = read_capped(str(path), ARTIFACT_BYTES)
             if data is None:
                 left_out.append(f"{source}: {why}")
             else:

@@ -126,11 +126,11 @@ def _kill_others():
 
 def _read_small(path):
     """Text of a regular file, not following links, never blocking; None otherwise."""
-    data, _ = _read_capped(path, MAX_REWARD_BYTES)
+    data, _ = read_capped(path, MAX_REWARD_BYTES)
     return None if data is None else data.decode(errors="replace")
 
 
-def _read_capped(path, limit):
+def read_capped(path, limit):
     """Bytes of a regular file not over ``limit``, not following links, never blocking; else (None, why not)."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
@@ -160,7 +160,7 @@ def collect_artifacts(folder):
             if len(kept) >= ARTIFACT_FILES:
                 left_out.append(f"{rel}: over {ARTIFACT_FILES} files")
                 continue
-            data, why = _read_capped(path, budget)
+            data, why = read_capped(path, budget)
             if data is None:
                 left_out.append(f"{rel}: {why}")
                 continue
