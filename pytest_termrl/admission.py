@@ -116,31 +116,35 @@ _LOOPBACK = re.compile(r"\b(?:localhost|127\.0\.0\.1|0\.0\.0\.0)(?::\d+|[\"'],\s
 _BACKGROUND = re.compile(r"(?:^|\s)(?:nohup|setsid|disown|daemon(?:ize)?)\b|&\s*(?:#.*)?$|\b(?:systemctl|service)\s+\S*\s*start\b", re.M)
 
 
-def left_running_services(task: Task) -> list[str]:
-    """The blocker behind a reference that failed where its grader probes a service the reference left running.
+def left_running_services(task: Task, reachable: bool) -> list[str]:
+    """The blocker behind a reference that failed where its grader probes a server it left running, when the grader cannot reach it.
 
-    Terminal-Bench and Harbor run the grader in the agent's container, so a server the agent
-    started in the background still answers; here the grader runs in a fresh sandbox, where
-    nothing the agent started is running. Named when the reference starts something in the
-    background and a grader file talks to a loopback address.
+    Terminal-Bench and Harbor (shared mode) run the grader in the agent's container, so a
+    server the agent started in the background still answers; here the grader's sandbox joins
+    the agent's network for those formats (``Task.graded_beside_the_agent``) where the backend
+    can (docker; bwrap as root). Named when the reference starts something in the background,
+    a grader file talks to a loopback address, and the grader could not reach it.
     """
     solution = task.solution_text() or ""
-    if task.tests_dir is None or not _BACKGROUND.search(solution):
+    if reachable or task.tests_dir is None or not _BACKGROUND.search(solution):
         return []
-    found = []
     files = sorted(p for p in task.tests_dir.rglob("*") if p.is_file() and p.stat().st_size <= 512 * 1024)
     if task.grader.script is not None and Path(task.grader.script).is_file() and Path(task.grader.script) not in files:
         files.append(Path(task.grader.script))  # run-tests.sh sits beside tests/
-    for path in files:
-        match = _LOOPBACK.search(path.read_text(errors="replace"))
-        if match:
-            found.append(f"{path.name}: {match.group(0)}")
+    found = [f"{path.name}: {m.group(0)}" for path in files if (m := _LOOPBACK.search(path.read_text(errors="replace")))]
     if not found:
         return []
-    return [
-        f"the grader probes a service the reference leaves running ({'; '.join(found[:3])}): its authors' harness grades "
-        "in the agent's container, here the grader runs in a fresh sandbox where nothing the agent started is running"
-    ]
+    why = (
+        "bwrap runs unprivileged here (not as root), so the grader's sandbox cannot join the agent's network"
+        if task.graded_beside_the_agent
+        else "its grader runs apart from the agent's environment (a separate verifier or a step's checks)"
+    )
+    return [f"the grader probes a server the reference leaves running ({'; '.join(found[:3])}), which it cannot reach: {why}"]
+
+
+def grader_reaches_the_agent(harness: Harness, task: Task) -> bool:
+    """Whether the grader's sandbox joins the agent's network for this task on this backend."""
+    return task.graded_beside_the_agent and (harness.backend.name != "bwrap" or bool(getattr(harness.backend, "privileged", False)))
 
 
 def admit_task(harness: Harness, task: Task, run: bool = True) -> Admission:
@@ -206,7 +210,7 @@ def admit_task(harness: Harness, task: Task, run: bool = True) -> Admission:
             if not result.reference_passes:
                 result.reasons.append(f"the reference fails its grader: {detail}")
                 result.reasons += outside_workdir_writes(detail, task.workdir)
-                result.reasons += left_running_services(task)
+                result.reasons += left_running_services(task, grader_reaches_the_agent(harness, task))
     return result
 
 

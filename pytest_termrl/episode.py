@@ -22,7 +22,7 @@ from typing import Protocol
 
 from .agents.base import Agent, AgentContext, EpisodeLimits, Observation
 from .report.record import EpisodeRecord
-from .sandbox.base import CommandResult, Sandbox, SandboxBackend
+from .sandbox.base import CommandResult, Sandbox, SandboxBackend, grading_beside
 from .tasks.model import Task
 from .verifier.steps import StepResult, below_min_reward, combine, grade_step
 from .verifier.verify import Verdict, run_hidden_tests
@@ -300,6 +300,13 @@ def _play_steps(
     return end_reason, harness_error, combine(task, results, inventory)
 
 
+def _stop(sandbox: Sandbox, monitors: list[EpisodeMonitor]) -> None:
+    """End the agent's processes, then let every monitor take its last look."""
+    sandbox.stop_processes()
+    for monitor in monitors:
+        monitor.finish()
+
+
 def run_episode(
     *,
     spec: EpisodeSpec,
@@ -333,14 +340,21 @@ def run_episode(
         usage = _usage_counts(agent.usage)
     timings["agent_s"] = time.monotonic() - started - (verdict.duration_s if verdict is not None else 0.0)
 
-    sandbox.stop_processes()
+    beside = task.graded_beside_the_agent  # what the agent left running stays up for the grader, stopped after it
+    if not beside:
+        _stop(sandbox, monitors)
     stood_in = sandbox.stood_in()
-    for monitor in monitors:
-        monitor.finish()
     if not task.steps and (harness_error is None or end_reason != "harness_error"):
-        verdict = run_hidden_tests(backend, sandbox, task, inventory, settings.per_test_timeout_s, scratch)
+        try:
+            with grading_beside(sandbox if beside else None):
+                verdict = run_hidden_tests(backend, sandbox, task, inventory, settings.per_test_timeout_s, scratch)
+        finally:
+            if beside:
+                _stop(sandbox, monitors)  # the oracle's last look sees what those processes did meanwhile
         if verdict.error and harness_error is None:
             harness_error = verdict.error
+    elif beside:
+        _stop(sandbox, monitors)
     timings["verify_s"] = verdict.duration_s if verdict else 0.0
     timings["total_s"] = time.monotonic() - started
     violations = [line for monitor in monitors for line in monitor.violations()]

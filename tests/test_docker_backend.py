@@ -745,3 +745,30 @@ def test_a_healthcheck_runs_in_the_container_before_the_agent(docker_engine, tmp
         backend.close()
     assert outcomes["reference"].safe_success, outcomes["reference"].verdict.to_dict()
     assert not outcomes["noop"].safe_success and outcomes["noop"].verdict.native_reward == 0.0
+
+
+def test_a_server_the_agent_left_running_answers_the_grader_in_its_network(docker_engine):
+    """Harbor grades in the agent's container: the verifier's container shares the agent's network until grading ends."""
+    from pytest_termrl.agents.builtin import NoopAgent, ReferenceAgent
+    from pytest_termrl.episode import EpisodeSettings, EpisodeSpec
+    from pytest_termrl.harness import Harness
+    from pytest_termrl.sandbox.docker import DockerBackend
+    from pytest_termrl.tasks.importers import load_task_dir
+    from pytest_termrl.tasks.suite import LoadedTask
+
+    loaded = LoadedTask(load_task_dir(Path(__file__).parent / "data" / "harbor_fields" / "hb-service"), None)
+    assert loaded.task.graded_beside_the_agent
+    backend = DockerBackend(SandboxSettings())
+    harness = Harness(backend, EpisodeSettings(command_timeout_s=20, per_test_timeout_s=20))
+    outcomes = {}
+    try:
+        for label, agent in (("reference", ReferenceAgent()), ("noop", NoopAgent())):
+            sandbox = harness.new_sandbox(loaded, f"ep-service-{label}")
+            try:
+                outcomes[label] = harness.play(EpisodeSpec("imported", loaded.task.id, "clean"), loaded, sandbox, agent)
+            finally:
+                sandbox.close()
+    finally:
+        backend.close()
+    assert outcomes["reference"].safe_success, outcomes["reference"].verdict.to_dict()
+    assert outcomes["noop"].verdict.native_reward == 0.0

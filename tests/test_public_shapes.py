@@ -6,12 +6,13 @@ and checks what the admission says of it.
 
 from __future__ import annotations
 
+import shutil
 import textwrap
 from pathlib import Path
 
 import pytest
 
-from pytest_termrl.admission import admit_task, outside_workdir_writes
+from pytest_termrl.admission import admit_task, left_running_services, outside_workdir_writes
 from pytest_termrl.tasks.importers import load_task_dir
 
 pytestmark = pytest.mark.usefixtures("import_cache")
@@ -78,50 +79,32 @@ def test_a_grader_that_writes_outside_the_workdir_is_refused_naming_the_path(har
     assert any(r.startswith("writes /opt/inbox, outside the workdir /app") for r in result.reasons), result.reasons
 
 
+SERVICE = Path(__file__).parent / "data" / "harbor_fields" / "hb-service"
+
+
 def _hb_service_left_running(root: Path, grader_starts_it: bool) -> Path:
-    """A Harbor task whose reference starts a server in the background and whose grader probes it."""
-    start = "nohup python3 /app/serve.py > /dev/null 2>&1 &\nsleep 1\n"
-    return _write(root, {
-        "task.toml": """
-            version = "1.0"
-            [metadata]
-            category = "web"
-            [verifier]
-            timeout_sec = 60.0
-        """,
-        "instruction.md": "Serve the word 'ready' over HTTP on 127.0.0.1:8765 and leave the server running.\n",
-        "environment/Dockerfile": "FROM python:3.12-slim\nWORKDIR /app\n",
-        "solution/solve.sh": """
-            #!/bin/bash
-            cat > /app/serve.py <<'PY'
-            import http.server
-            class Ready(http.server.BaseHTTPRequestHandler):
-                def do_GET(self):
-                    self.send_response(200); self.end_headers(); self.wfile.write(b"ready")
-            http.server.HTTPServer(("127.0.0.1", 8765), Ready).serve_forever()
-            PY
-            nohup python3 /app/serve.py > /dev/null 2>&1 &
-            sleep 1
-        """,
-        "tests/test.sh": f"""
-            #!/bin/bash
-            {start if grader_starts_it else ''}
-            if python3 -c 'import urllib.request; assert urllib.request.urlopen("http://127.0.0.1:8765").read() == b"ready"'; then
-                echo 1 > /logs/verifier/reward.txt
-            else
-                echo 0 > /logs/verifier/reward.txt
-            fi
-        """.replace("\n            nohup", "\nnohup").replace("\n            sleep 1\n", "\nsleep 1\n"),
-    })
+    """hb-service (its reference leaves a server running, its grader probes it); or its grader starting the server itself."""
+    task_dir = shutil.copytree(SERVICE, root)
+    if grader_starts_it:
+        script = task_dir / "tests" / "test.sh"
+        script.write_text("#!/bin/bash\nnohup python3 /app/serve.py > /dev/null 2>&1 &\nsleep 1\n" + script.read_text().split("\n", 1)[1])
+    return task_dir
 
 
-def test_a_grader_that_probes_a_service_the_agent_left_running_is_refused_by_that_reason(harness, tmp_path):
-    result = admit_task(harness, load_task_dir(_hb_service_left_running(tmp_path / "hb-service", grader_starts_it=False)))
-    assert not result.admitted and not result.reference_passes
-    assert result.reasons[-1] == (
-        "the grader probes a service the reference leaves running (test.sh: 127.0.0.1:8765): its authors' harness grades "
-        "in the agent's container, here the grader runs in a fresh sandbox where nothing the agent started is running"
-    )
-    # A grader that starts the agent's server itself is graded as its authors meant.
-    result = admit_task(harness, load_task_dir(_hb_service_left_running(tmp_path / "hb-service-own", grader_starts_it=True)))
-    assert result.admitted, result.reasons
+def test_a_server_the_reference_leaves_running_answers_its_grader(harness, tmp_path):
+    """Graded as Harbor grades it: in the agent's network, the agent's processes stopped after the grader."""
+    task = load_task_dir(_hb_service_left_running(tmp_path / "hb-service", grader_starts_it=False))
+    assert task.graded_beside_the_agent
+    result = admit_task(harness, task)
+    assert result.admitted and result.reference_passes and result.noop_fails, result.reasons
+    own = admit_task(harness, load_task_dir(_hb_service_left_running(tmp_path / "hb-service-own", grader_starts_it=True)))
+    assert own.admitted, own.reasons
+
+
+def test_a_server_the_grader_cannot_reach_is_named_as_the_blocker(tmp_path):
+    task = load_task_dir(_hb_service_left_running(tmp_path / "hb-service", grader_starts_it=False))
+    assert left_running_services(task, reachable=True) == []
+    assert left_running_services(task, reachable=False) == [
+        "the grader probes a server the reference leaves running (test.sh: 127.0.0.1:8765), which it cannot reach: "
+        "bwrap runs unprivileged here (not as root), so the grader's sandbox cannot join the agent's network"
+    ]

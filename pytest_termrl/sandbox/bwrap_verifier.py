@@ -61,7 +61,8 @@ class Shape:
 class PendingRun:
     """One verifier sandbox, started with an empty home, waiting for its snapshot and its key."""
 
-    def __init__(self, shape: Shape, new_folder: Folders, bwrap_args: BwrapArgs) -> None:
+    def __init__(self, shape: Shape, new_folder: Folders, bwrap_args: BwrapArgs, network: str | None = None) -> None:
+        """``network``: a network namespace to run in (``/proc/PID/ns/net`` of the agent's sandbox) instead of a new, empty one."""
         self.shape = shape
         self.folder = new_folder("verify")
         self.home = self.folder / "home"
@@ -77,8 +78,11 @@ class PendingRun:
         secret_r, self._secret_w = os.pipe()
         self._result_r, result_w = os.pipe()
         try:
+            command = bwrap_args(self.home, self._extra_args(secret_r, result_w)) + list(shape.argv)
+            if network is not None:
+                command = ["nsenter", f"--net={network}", "--", *_without_first(command, "--unshare-net")]
             self.process = subprocess.Popen(
-                self._limits.wrap(bwrap_args(self.home, self._extra_args(secret_r, result_w)) + list(shape.argv)),
+                self._limits.wrap(command),
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,
@@ -199,6 +203,12 @@ class SpareVerifier:
         spare = started_spare(future)
         if spare is not None:
             spare.remove()
+
+
+def _without_first(command: list[str], word: str) -> list[str]:
+    """``command`` without the first ``word`` (bubblewrap's own options come before the program)."""
+    index = command.index(word)
+    return command[:index] + command[index + 1:]
 
 
 def started_spare(future: Future | None):

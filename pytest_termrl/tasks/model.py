@@ -89,6 +89,10 @@ class Resources:
     storage_mb: int | None = None
 
 
+GRADED_IN_THE_AGENTS_CONTAINER = ("terminal_bench", "harbor")
+"""The formats whose own harness runs the grader in the agent's container (Harbor in its shared mode)."""
+
+
 @dataclass(frozen=True)
 class Healthcheck:
     """Harbor's ``[environment.healthcheck]``: a command that must pass in the prepared sandbox before the agent starts.
@@ -205,6 +209,16 @@ class Task:
     def backend(self) -> str:
         """'docker' when a bwrap sandbox cannot stand in for the task's image (``image.needs_docker``), else 'bwrap'."""
         return "docker" if self.image is not None and self.image.needs_docker else "bwrap"
+
+    @property
+    def graded_beside_the_agent(self) -> bool:
+        """Whether the grader reaches what the agent left running (its servers), as the authors' harness grades.
+
+        Terminal-Bench and Harbor (shared mode) run the tests in the agent's container after
+        the agent ends; here the grader still runs in a fresh sandbox on the snapshot, but in
+        the agent's network, and the agent's processes are stopped only once it is done.
+        """
+        return self.source.format in GRADED_IN_THE_AGENTS_CONTAINER and self.verifier_mode == "shared" and not self.steps
 
     def solution_text(self) -> str:
         """The reference solution as one bash script ('' when the task has none)."""

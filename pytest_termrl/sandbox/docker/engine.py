@@ -180,10 +180,11 @@ class DockerEngine(SandboxBackend):
         binds: list[tuple[str, str, bool]],
         tmpfs_extra: dict[str, str] | None = None,
         settings: SandboxSettings | None = None,
+        network: str | None = None,
     ):
-        """Create and start one container; binds are (host path, path inside, read-only)."""
+        """Create and start one container; binds are (host path, path inside, read-only); ``network`` a docker network mode."""
         mounts = [self.sdk.types.Mount(inside, host, type="bind", read_only=ro) for host, inside, ro in binds]
-        container = self.create_container(role, label, image, mounts, tmpfs_extra=tmpfs_extra, settings=settings)
+        container = self.create_container(role, label, image, mounts, tmpfs_extra=tmpfs_extra, settings=settings, network=network)
         self.start(container, image)
         return container
 
@@ -196,11 +197,18 @@ class DockerEngine(SandboxBackend):
         cap_add: tuple[str, ...] = (),
         tmpfs_extra: dict[str, str] | None = None,
         settings: SandboxSettings | None = None,
+        network: str | None = None,
     ):
-        """Create (not start) one sandbox-shaped container with these docker ``Mount``s and limits (the backend's by default)."""
+        """Create (not start) one sandbox-shaped container with these docker ``Mount``s and limits (the backend's by default).
+
+        ``network``: ``container:<id>`` to share another sandbox's network (a verifier beside the
+        agent's servers); else none at all.
+        """
         docker = self.sdk
         name = f"termrl-{os.getpid()}-{safe_name(label)}-{secrets.token_hex(3)}"
         kwargs = container_options(docker, settings or self.settings, image, name, self.labels(role, label), mounts, cap_add, tmpfs_extra)
+        if network is not None:
+            kwargs.update(network_mode=network, hostname=None)  # a shared network namespace brings its own hostname
         with self._lock:
             try:
                 container = self.client.containers.create(**kwargs)

@@ -29,7 +29,7 @@ from typing import Iterator
 from ...errors import SandboxError
 from ...tasks.importers.dockerfile import HARNESS_BASE_REPOSITORY, is_generic_base
 from ...tasks.model import ImageSpec, Task
-from ..base import CommandResult, Sandbox, TrustedMount
+from ..base import CommandResult, Sandbox, TrustedMount, beside_network
 from ..control_files import HostControlFiles
 from ..hostfs import chown_tree, copy_tree, snapshot_home
 from ..image_engine import DEFAULT_TAG, ImageError, image_exists
@@ -187,6 +187,10 @@ class DockerSandbox(Sandbox):
     def run(self, command: str, timeout_s: float | None = None) -> CommandResult:
         return self._shell.run(command, timeout_s or self.settings.command_timeout_s)
 
+    def grading_network(self) -> str | None:
+        """The agent's container, while it runs: a verifier's container shares its network namespace."""
+        return f"container:{self.container.id}" if self.container is not None else None
+
     def stop_processes(self) -> None:
         if self._shell.running:
             self._shell.stop()
@@ -267,7 +271,9 @@ class LocalMode:
             binds += skeleton_binds(skeleton, trusted)
             binds += [(str(m.host_path), m.sandbox_path, True) for m in trusted]
             binds.append(("/dev/null", "/etc/ld.so.preload", True))
-            container = engine.start_container("verify", home.parent.name, engine.snapshot_image(home), binds, settings=engine.settings_for(home))
+            container = engine.start_container(
+                "verify", home.parent.name, engine.snapshot_image(home), binds, settings=engine.settings_for(home), network=beside_network()
+            )
             try:
                 yield container
             finally:

@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Iterator
 
 from ...errors import SandboxError
-from ..base import CommandResult, TrustedMount
+from ..base import CommandResult, TrustedMount, beside_network
 from ..hostfs import walk_tree
 from ..layout import CTL_INSIDE, HOME_INSIDE, IO_INSIDE
 from ..output import REPLACED_OUTPUT
@@ -304,7 +304,9 @@ class RemoteMode:
         try:
             volume_mounts = [Mount(HOME_PARENT, home_volume, type="volume", no_copy=True)]
             volume_mounts += [Mount(at, name, type="volume", read_only=True, no_copy=True) for at, name in trusted]
-            container = engine.create_container("verify", home.parent.name, image, volume_mounts, settings=engine.settings_for(home))
+            container = engine.create_container(
+                "verify", home.parent.name, image, volume_mounts, settings=engine.settings_for(home), network=beside_network()
+            )
             try:
                 _put(container, HOME_PARENT, tar_tree(home, Path(HOME_INSIDE).name))
                 engine.start(container, image)
