@@ -50,7 +50,7 @@ demo: $(STAMP)
 # import fixtures; then the README's tables are rewritten from them.
 AUDIT_TASKS := $(foreach t,$(subst or ,,$(DEMO_TASKS)),--task $(t))
 results: demo
-	$(PY) -m pytest_termrl.report.results out/reference/episodes.jsonl out/noop/episodes.jsonl out/gemma/episodes.jsonl \
+	$(PY) tools/results.py out/reference/episodes.jsonl out/noop/episodes.jsonl out/gemma/episodes.jsonl \
 	  --out results/demo.json
 	$(PY) benchmarks/bench_report.py --core-run out/reference --json results/html_report.json
 	$(PY) -m pytest_termrl.audit task_suites/core $(AUDIT_TASKS) --receipts out/audit_core.jsonl --summary-json results/audit_core.json
@@ -63,14 +63,14 @@ results: demo
 	$(PY) benchmarks/bench_docker.py --json results/bench_docker.json
 	$(PY) benchmarks/bench_remote_home.py --json results/bench_remote_home.json
 	$(PY) benchmarks/bench_training.py --json results/bench_training.json
-	$(PY) -m pytest_termrl.report.readme README.md
+	$(PY) tools/readme.py README.md
 
 # The embedded model trained on the environment's own episodes, on the CPU, and measured against
 # itself untrained on the core suite's test split (python -m pytest_termrl.training demo --help
 # lists the settings); the table goes to results/train_demo.json and the README.
 train-demo: $(STAMP)
 	$(PY) -m pytest_termrl.training demo --out out/train_demo --results results/train_demo.json
-	$(PY) -m pytest_termrl.report.readme README.md
+	$(PY) tools/readme.py README.md
 
 # A few GRPO steps (about 20 minutes) from the SFT adapter that train-demo left in out/train_demo.
 grpo-demo: $(STAMP)
@@ -78,7 +78,7 @@ grpo-demo: $(STAMP)
 	  --split train --out out/grpo_demo --max-steps 40 --max-minutes 20 --num-generations 4 --per-device-train-batch-size 4 \
 	  --max-completion-length 768 --max-tool-calls 4 --output-cap 1000 --threads 2 --learning-rate 3e-5 --salt grpo-demo \
 	  --results results/grpo_demo.json
-	$(PY) -m pytest_termrl.report.readme README.md
+	$(PY) tools/readme.py README.md
 
 # The project's own tests, slow tiers included (this is what CI runs).
 test: $(STAMP)

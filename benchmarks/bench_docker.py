@@ -37,7 +37,7 @@ from pytest_termrl.agents.builtin import ReferenceAgent
 from pytest_termrl.episode import EpisodeSettings, EpisodeSpec
 from pytest_termrl.harness import Harness
 from pytest_termrl.sandbox import SandboxSettings
-from pytest_termrl.sandbox.bwrap import BwrapBackend
+from pytest_termrl.sandbox.bwrap.backend import BwrapBackend
 from pytest_termrl.sandbox.docker import DockerBackend
 from pytest_termrl.tasks.suite import load_suite
 from pytest_termrl.verifier.verify import run_hidden_tests

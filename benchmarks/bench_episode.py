@@ -33,7 +33,7 @@ from pytest_termrl.agents.builtin import ReferenceAgent
 from pytest_termrl.episode import EpisodeSettings, EpisodeSpec
 from pytest_termrl.harness import Harness
 from pytest_termrl.sandbox import SandboxSettings
-from pytest_termrl.sandbox.bwrap import BwrapBackend
+from pytest_termrl.sandbox.bwrap.backend import BwrapBackend
 from pytest_termrl.tasks.suite import load_suite
 
 REPO = Path(__file__).resolve().parents[1]
@@ -202,8 +202,8 @@ def bench_stages(backend: BwrapBackend, suite_dir: Path, tasks: int, repeat: int
     import pytest_termrl.harness as harness_mod
     from pytest_termrl.oracle.monitor import CollateralMonitor
     from pytest_termrl.sandbox.base import Sandbox
-    from pytest_termrl.sandbox import bwrap_verifier
-    from pytest_termrl.sandbox.bwrap import BwrapSandbox
+    from pytest_termrl.sandbox.bwrap import spares as bwrap_verifier
+    from pytest_termrl.sandbox.bwrap.backend import BwrapSandbox
     from pytest_termrl.sandbox.limits import ResourceLimits
     from pytest_termrl.sandbox.shell import PersistentShell
     from pytest_termrl.verifier import pytest_grader, trusted

@@ -26,12 +26,24 @@ from pytest_termrl.sandbox.conformance.host import host_pids_appearing, host_pid
 from pytest_termrl.sandbox.conformance.scripts import dedent  # noqa: F401
 from pytest_termrl.sandbox.conformance.tasks import solution_of  # noqa: F401
 
-REPO = Path(__file__).resolve().parents[1]
+TESTS = Path(__file__).resolve().parent
+REPO = TESTS.parent
+DATA = TESTS / "data"
 CORE = REPO / "task_suites" / "core"
 CORE_CONTRACTS = CORE / "contracts.jsonl"
 
 # Three quick core tasks the noop agent fails and the oracle passes.
 SMALL_TASKS = ("checksum_verify", "config_ini_update", "log_error_counts")
+
+
+def load_tool(name: str):
+    """A script of the repository's tools/ folder (README tooling, not part of the package), as a module."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(f"termrl_tool_{name}", REPO / "tools" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def core_task_ids(contracts: Path = CORE_CONTRACTS) -> list[str]:
@@ -192,7 +204,7 @@ def backend_factory(kind: str):
     """A callable from SandboxSettings to a new backend of ``kind``: bwrap, or docker-local,
     docker-remote, docker-archive (skips, or fails in CI, when the engine is unusable)."""
     if kind == "bwrap":
-        from pytest_termrl.sandbox.bwrap import BwrapBackend
+        from pytest_termrl.sandbox.bwrap.backend import BwrapBackend
 
         return BwrapBackend
     require_engine(engine_problem())
@@ -231,7 +243,7 @@ def engine_problem() -> str | None:
     try:
         client.images.get(DOCKER_IMAGE)
     except docker.errors.ImageNotFound:
-        return f"the base image {DOCKER_IMAGE} is missing; run .ci/docker-setup.sh or python -m pytest_termrl.sandbox.image build"
+        return f"the base image {DOCKER_IMAGE} is missing; run .ci/docker-setup.sh or python -m pytest_termrl.sandbox.docker.images.base build"
     finally:
         client.close()
     if os.geteuid() != 0:

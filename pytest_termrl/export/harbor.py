@@ -34,7 +34,7 @@ The environment written is the one this harness runs (for an imported task, its 
 as planned for a bwrap sandbox: the files and the replayed RUN steps, not the original
 image's package installs). The base image must have the agent's user, uid 1000 (the
 harness's base image does; the docker backend builds it with ``python -m
-pytest_termrl.sandbox.image build``); a workdir other than that user's home is created and
+pytest_termrl.sandbox.docker.images.base build``); a workdir other than that user's home is created and
 given to the user.
 """
 

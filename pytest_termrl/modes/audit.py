@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ..audit import ACCIDENTS, REFERENCE, Receipt, format_summary, plan_task, run_accident, summarize
+from ..validity.audit import ACCIDENTS, REFERENCE, Receipt, format_summary, plan_task, run_accident, summarize
 from ..errors import ContractMismatchError
 from ..tasks.contracts import check_task_files
 from ..tasks.suite import LoadedTask

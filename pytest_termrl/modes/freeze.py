@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from ..episode import EpisodeSpec
-from ..freeze import freeze_task
+from ..validity.freeze import freeze_task
 from ..tasks.contracts import CONTRACTS_FILE, merge_contracts, parse_contract_line
 from .base import Mode, keep_record
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ..selfcheck import CHECKS, run_check
+from ..validity.selfcheck import CHECKS, run_check
 from .base import Mode, clean_specs, keep_record
 
 

@@ -273,6 +273,6 @@ def episode_identity(config, options: TermrlOptions) -> tuple[str, str]:
     """(agent, model) of this run's episode keys, as --termrl-agent and the endpoint name them."""
     if options.agent != "openai":
         return options.agent, ""
-    from ..agents.model_run import model_name
+    from ..serving.model_run import model_name
 
     return options.agent, model_name(options.model, model_endpoint(config)[1])

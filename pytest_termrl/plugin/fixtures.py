@@ -9,7 +9,7 @@ import pytest
 
 from ..agents import load_predictions, make_builtin_agent
 from ..agents.base import EpisodeLimits
-from ..agents.endpoints import EndpointPool
+from ..serving.endpoints import EndpointPool
 from ..episode import EpisodeSettings
 from ..harness import Harness
 from ..sandbox import SandboxSettings, make_backend
@@ -75,7 +75,7 @@ def termrl_agent(request, termrl_spec, termrl_task):
     if agent is None:
         options = termrl_options(config)
         if options.agent == "openai":
-            from ..agents.model_run import make_openai_agent
+            from ..serving.model_run import make_openai_agent
 
             served = model_endpoint(config)[1]
             pool = endpoint_pool(config)
@@ -90,7 +90,7 @@ def termrl_agent(request, termrl_spec, termrl_task):
 
 
 def endpoint_pool(config) -> EndpointPool:
-    """This process's rotation over the run's endpoints (:mod:`pytest_termrl.agents.endpoints`)."""
+    """This process's rotation over the run's endpoints (:mod:`pytest_termrl.serving.endpoints`)."""
     pool = config.stash.get(POOL_KEY, None)
     if pool is None:
         urls = termrl_options(config).model.base_urls or [model_endpoint(config)[0]]

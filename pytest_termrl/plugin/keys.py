@@ -26,7 +26,7 @@ LEFT_OUT_KEY = pytest.StashKey[list]()
 """config.stash: the task x fault family pairs that collection left out, with why (``left_out_pairs``)."""
 
 POOL_KEY = pytest.StashKey[object]()
-"""config.stash: this process's :class:`~pytest_termrl.agents.endpoints.EndpointPool` (the openai agent)."""
+"""config.stash: this process's :class:`~pytest_termrl.serving.endpoints.EndpointPool` (the openai agent)."""
 
 SIGTERM_KEY = pytest.StashKey[object]()
 """config.stash: this process's SIGTERM handler (:class:`.signals.TerminateAsInterrupt`)."""

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from ..agents import agent_names
 from ..agents.builtin import AGENT_ALIASES
-from ..agents.endpoints import read_endpoint_list
+from ..serving.endpoints import read_endpoint_list
 from ..faults import ALIASES as FAMILY_ALIASES
 from ..faults import CLEAN, FAMILIES
 from ..modes import DEFAULT_MODE, MODES

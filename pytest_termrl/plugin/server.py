@@ -13,11 +13,11 @@ def start_model_server(config, options: TermrlOptions) -> None:
     """On the controller only: start the model server once for the whole run, or note the given endpoint."""
     m = options.model
     if m.server and MODES[options.mode].plays_agent and options.agent == "openai":
-        from ..agents.model_run import start_server
+        from ..serving.model_run import start_server
 
         try:
             if m.server_model == "embedded":
-                from ..agents.embedded import resolve_model_options
+                from ..serving.embedded import resolve_model_options
 
                 resolve_model_options(m)  # the bundled GGUF on llama.cpp; raises if not installed
             server = start_server(m, options.run_dir)

@@ -1,4 +1,4 @@
-"""Sandboxes: an ABC with a registry of backends (bwrap by default)."""
+"""Sandboxes: an ABC with a lazy table of backends (bwrap by default, docker with the extra)."""
 
 from .base import (
     CommandResult,
@@ -7,24 +7,14 @@ from .base import (
     SandboxBackend,
     SandboxSettings,
     TrustedMount,
+    BACKENDS,
     backend_names,
     make_backend,
     register_backend,
 )
-from . import bwrap  # noqa: F401  (registers the default backend)
-
-
-def _docker_backend(settings, workroot):
-    """The docker backend, imported only when chosen; without the Docker SDK its construction
-    fails with an error naming the extra: pip install 'pytest-termrl[docker]'."""
-    from .docker import DockerBackend
-
-    return DockerBackend(settings, workroot)
-
-
-register_backend("docker", _docker_backend)
 
 __all__ = [
+    "BACKENDS",
     "CommandResult",
     "IsolatedRun",
     "Sandbox",

@@ -16,6 +16,7 @@ from typing import Callable, Iterator, Protocol
 
 from ..errors import SandboxError, SetupFailed
 from ..tasks.model import Task
+from ..registry import Entry, Registry
 from .healthcheck import wait_healthy
 from .layout import HOME_INSIDE
 from .standin_shims import read_log
@@ -253,18 +254,20 @@ def beside_network() -> str | None:
 
 
 BackendFactory = Callable[[SandboxSettings, Path], SandboxBackend]
-_BACKENDS: dict[str, BackendFactory] = {}
+BACKENDS: Registry[BackendFactory] = Registry("sandbox backend", {
+    "bwrap": Entry("pytest_termrl.sandbox.bwrap.backend", "BwrapBackend"),  # the default: bubblewrap, no daemon
+    "docker": Entry("pytest_termrl.sandbox.docker.backend", "DockerBackend", extra="docker"),  # a Docker engine, local or remote
+})
+"""Every backend by name, loaded when chosen; a plugin adds one with :func:`register_backend`."""
 
 
 def register_backend(name: str, factory: BackendFactory) -> None:
-    _BACKENDS[name] = factory
+    BACKENDS.register(name, factory)
 
 
 def backend_names() -> list[str]:
-    return sorted(_BACKENDS)
+    return BACKENDS.names()
 
 
 def make_backend(name: str, settings: SandboxSettings, workroot: Path) -> SandboxBackend:
-    if name not in _BACKENDS:
-        raise KeyError(f"unknown sandbox backend {name!r}; known: {', '.join(backend_names())}")
-    return _BACKENDS[name](settings, workroot)
+    return BACKENDS.get(name)(settings, workroot)

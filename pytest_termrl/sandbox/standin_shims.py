@@ -2,7 +2,7 @@
 
 A task's setup script and the agent both meet ``pip``, ``pip3``, ``uv``, ``uvx``, ``apt-get``,
 ``apt`` and ``curl`` (for uv's installer script) as the stand-ins of
-:mod:`pytest_termrl.verifier.standins`, run by the sandbox's own ``python3``: there is no
+:mod:`pytest_termrl.standins.inside.tools`, run by the sandbox's own ``python3``: there is no
 network, so an install of what the sandbox already has succeeds with one line, and one of
 what it lacks fails with one line naming the package. The folder holding the shims and a
 copy of standins.py is built once per content in the backend's work root and mounted
@@ -28,20 +28,20 @@ from typing import Protocol
 
 from .layout import AGENT_ENV, IO_INSIDE
 from .output import REPLACED_OUTPUT
+from ..standins.inside import tools
 from .tarstream import parent_dirs_tar
 
 SHIMS_INSIDE = "/opt/termrl/standins"
 BIN_INSIDE = f"{SHIMS_INSIDE}/bin"
 LOG_NAME = "standins.log"
 LOG_INSIDE = f"{IO_INSIDE}/{LOG_NAME}"
-TOOLS = ("pip", "pip3", "uv", "uvx", "apt-get", "apt", "curl")
-"""The commands stood in for (the verifier's script runner shims the same ones)."""
+TOOLS = tools.TOOLS
 AGENT_PATH = f"{BIN_INSIDE}:{AGENT_ENV['PATH']}"
 """The agent's PATH: the shims first, then the system's."""
 MAX_LINES = 200
 MAX_LOG_CHARS = 64 * 1024
 
-_SOURCE = Path(__file__).resolve().parents[1] / "verifier" / "standins.py"
+_SOURCE = Path(tools.__file__)
 
 _SHIM = """#!/bin/sh
 # {tool}: an offline stand-in (this sandbox has no network); it checks what is already here.

@@ -29,7 +29,7 @@ def _parser() -> argparse.ArgumentParser:
     from .config import add_dataclass_arguments
     from .grpo import GrpoOptions
     from .sft import SftOptions
-    from .sft_gguf import GgufSftOptions
+    from .embedded.sft_gguf import GgufSftOptions
 
     parser = argparse.ArgumentParser(prog="python -m pytest_termrl.training", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -51,7 +51,7 @@ def _parser() -> argparse.ArgumentParser:
         command.add_argument("--config", default=None, help="TOML or JSON file of options (flags win)")
         add_dataclass_arguments(command, cls)
 
-    from .demo import DemoOptions
+    from .embedded.demo import DemoOptions
 
     demo = sub.add_parser("demo", help="train the embedded model on the environment's episodes and compare it with the base model")
     demo.add_argument("--small", action="store_true", help="the CI tier: two families, a few examples and steps, two test tasks")
@@ -127,7 +127,7 @@ def _run(args) -> int:
             splits=[s.strip() for s in args.splits.split(",") if s.strip()],
             families=[f.strip() for f in args.families.split(",")] if args.families else None,
         )
-        from .demo import CORE
+        from .embedded.demo import CORE
 
         protect = args.protect or ([CORE] if (CORE / "splits.json").is_file() else [])
         report = build_sft_data(args.episodes, args.out, options, suites=args.suite, protect=protect)
@@ -142,7 +142,7 @@ def _run(args) -> int:
         return 0
     if args.command == "sft-gguf":
         from .config import build_options
-        from .sft_gguf import GgufSftOptions, train_gguf_sft
+        from .embedded.sft_gguf import GgufSftOptions, train_gguf_sft
 
         result = train_gguf_sft(build_options(GgufSftOptions, args, "sft"))
         print(f"adapter: {result.out}, GGUF: {result.gguf_adapter} ({result.examples} examples; loss {result.losses[0]:.4f} -> {result.losses[-1]:.4f})")
@@ -151,7 +151,7 @@ def _run(args) -> int:
     if args.command == "demo":
         import dataclasses
 
-        from .demo import Demo, DemoOptions
+        from .embedded.demo import Demo, DemoOptions
 
         options = DemoOptions.small(args.out or "out/train_demo_small") if args.small else DemoOptions()
         for f in dataclasses.fields(DemoOptions):
@@ -161,8 +161,8 @@ def _run(args) -> int:
         Demo(options).main()
         return 0
     if args.command == "gguf-lora":
-        from ..agents.embedded import ensure_embedded_model
-        from .gguf_lora import convert_peft_lora
+        from ..serving.embedded import ensure_embedded_model
+        from .embedded.gguf_lora import convert_peft_lora
 
         report = convert_peft_lora(args.adapter, args.base or ensure_embedded_model(), args.out)
         print(f"GGUF LoRA: {report.out} ({report.tensors} modules, rank {report.rank}, alpha {report.alpha:g}, {report.architecture})")

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from ..agents import chat_format
+from ..serving import chat_format
 from ..agents.base import EpisodeLimits
 from ..agents.conversation import tool_schemas
 from ..harness import default_harness
@@ -228,7 +228,7 @@ def train_grpo(
     )
     use_harness_tool_schema(trainer)
     if serving is not None:
-        from .serving_chat import end_turn_after_call, stop_turns_at_calls
+        from .embedded.serving_chat import end_turn_after_call, stop_turns_at_calls
 
         stop_turns_at_calls(trainer.model, end_turn_after_call(serving, tokenizer.convert_tokens_to_ids(chat_format.END)))
     if before_train is not None:
@@ -253,8 +253,8 @@ def train_grpo(
         summary.update({"options": to_dict(options), "seconds": output.metrics.get("train_runtime")})
         Path(options.results).write_text(json.dumps(summary, indent=1, sort_keys=True) + "\n")
     if options.gguf:
-        from .gguf_lora import convert_peft_lora
-        from .sft_gguf import GGUF_ADAPTER
+        from .embedded.gguf_lora import convert_peft_lora
+        from .embedded.sft_gguf import GGUF_ADAPTER
 
         convert_peft_lora(out, Path(serving.path), out / GGUF_ADAPTER)
     return GrpoResult(out=out, losses=losses, metrics=dict(output.metrics), session=session, trainer=trainer, steps=steps)
@@ -303,10 +303,10 @@ def step_log(history: list[dict]) -> list[dict]:
 
 def load_gguf_policy(options: GrpoOptions):
     """Model, tokenizer and llama.cpp tokenizer for a GGUF policy, in the embedded server's chat format."""
-    from ..agents.embedded import ensure_embedded_model
-    from .render import ServingTokenizer
-    from .serving_chat import use_serving_chat_format
-    from .sft_gguf import hf_tokenizer, load_gguf_model
+    from ..serving.embedded import ensure_embedded_model
+    from .embedded.render import ServingTokenizer
+    from .embedded.serving_chat import use_serving_chat_format
+    from .embedded.sft_gguf import hf_tokenizer, load_gguf_model
 
     path = ensure_embedded_model() if options.gguf == "embedded" else Path(options.gguf)
     if not path.is_file():

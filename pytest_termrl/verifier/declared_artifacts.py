@@ -16,7 +16,7 @@ import shutil
 from pathlib import Path, PurePosixPath
 
 from ..tasks.model import Task
-from .script_runner import ARTIFACT_BYTES, collect_artifacts, read_capped
+from .inside.script_runner import ARTIFACT_BYTES, collect_artifacts, read_capped
 
 PREFIX = "declared"
 """Declared artifacts sit under this folder of the episode's artifacts, at their absolute path (declared/app/out.txt)."""

@@ -16,12 +16,17 @@ from pathlib import Path
 from typing import Callable
 
 from ..sandbox.base import Sandbox, SandboxBackend, TrustedMount
-from .channel import authenticated_body
+from ..standins.inside import tools as standin_tools
+from . import inside
+from .inside.channel import authenticated_body
+from .inside.script_runner import STANDINS_AT
 from .verdict import Verdict
 
-RUNNERS_DIR = Path(__file__).parent.resolve()
-"""The folder of the trusted runners (runner.py, script_runner.py, channel.py), shipped as package data."""
+RUNNERS_DIR = Path(inside.__file__).parent.resolve()
+"""The folder of the trusted runners (:mod:`.inside`: runner.py, script_runner.py, channel.py), shipped as package data."""
 RUNNER_INSIDE = "/opt/termrl/runner"
+STANDINS_DIR = Path(standin_tools.__file__).parent.resolve()
+"""The stand-in tools' folder (:mod:`pytest_termrl.standins.inside`), mounted where the script runner looks for it."""
 
 
 def trusted_toolchain() -> list[TrustedMount]:
@@ -36,7 +41,7 @@ def trusted_toolchain() -> list[TrustedMount]:
 
 def runner_mounts() -> list[TrustedMount]:
     """The runners' folder and the trusted toolchain: what every grader's sandbox gets."""
-    return [TrustedMount(RUNNERS_DIR, RUNNER_INSIDE), *trusted_toolchain()]
+    return [TrustedMount(RUNNERS_DIR, RUNNER_INSIDE), TrustedMount(STANDINS_DIR, STANDINS_AT), *trusted_toolchain()]
 
 
 def runner_argv(runner: str, *args: str) -> list[str]:

@@ -12,7 +12,7 @@ One job per module, none importing this one:
 - :mod:`.remote`: the sandbox on an engine of another machine (volumes and a mirror);
 - :mod:`.backend`: :class:`DockerBackend`, which picks local or remote once.
 
-The base image and task images are :mod:`pytest_termrl.sandbox.image`'s. The backend is
+The base image and task images are :mod:`pytest_termrl.sandbox.docker.images.base`'s. The backend is
 registered, lazily, in :mod:`pytest_termrl.sandbox`.
 """
 

@@ -22,7 +22,7 @@ from urllib.parse import urlparse
 
 from ...errors import SandboxError
 from ..base import SandboxBackend, SandboxSettings
-from ..image_engine import DEFAULT_TAG, image_exists
+from .images.client import DEFAULT_TAG, image_exists, sdk
 from ..layout import SandboxFolders
 from ..tarstream import chunked
 from .cleanup import remove_dead_runs
@@ -33,15 +33,6 @@ SSH_IDLE_POOLS = 3
 """Over ssh every API connection is a session of one ssh connection, and sshd allows 10
 (MaxSessions). The SDK keeps a pool per request URL (9 of them), which with the shell's and
 the verifier's attached streams goes past 10; three idle pools leave room for those."""
-
-
-def sdk():
-    """The Docker SDK module; an error naming the extra to install when it is missing."""
-    try:
-        import docker
-    except ImportError as exc:
-        raise SandboxError("the docker backend needs the Docker SDK: pip install 'pytest-termrl[docker]' (docker>=7.1)") from exc
-    return docker
 
 
 def engine_is_local(base_url: str, docker_host: str | None = None) -> bool:
@@ -168,7 +159,7 @@ class DockerEngine(SandboxBackend):
         if not image_exists(self.client, image):
             raise SandboxError(
                 f"the docker backend's image {image} is not in the engine at {self.api.base_url}; build the base "
-                f"image with `python -m pytest_termrl.sandbox.image build --tag {image}` (or run .ci/docker-setup.sh), "
+                f"image with `python -m pytest_termrl.sandbox.docker.images.base build --tag {image}` (or run .ci/docker-setup.sh), "
                 "or load a saved one with `docker load -i FILE`"
             )
 

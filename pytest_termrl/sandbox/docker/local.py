@@ -32,13 +32,13 @@ from ...tasks.model import ImageSpec, Task
 from ..base import CommandResult, Sandbox, TrustedMount, beside_network
 from ..control_files import HostControlFiles
 from ..hostfs import chown_tree, copy_tree, snapshot_home
-from ..image_engine import DEFAULT_TAG, ImageError, image_exists
-from ..task_image import build_task_image, missing_image_message
+from .images.client import DEFAULT_TAG, ImageError, image_exists
+from .images.task import build_task_image, missing_image_message
 from ..layout import AGENT_ENV, CTL_INSIDE, HOME_INSIDE, IO_INSIDE, workdir_alias
 from ..limits import task_settings
 from ..shell import PersistentShell
 from ..standin_shims import AGENT_PATH, SHIMS_INSIDE, shim_folder
-from ..toolchain_images import toolchain_image_for
+from .images.toolchain import toolchain_image_for
 from .engine import DockerEngine
 from .exec import ExecChannel, ExecStream
 from .kill import cgroup_procs, kill_inside, kill_through_cgroup

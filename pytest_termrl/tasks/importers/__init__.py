@@ -185,7 +185,7 @@ def offline_status(task: Task) -> tuple[str, list[str]]:
     """('yes' | 'via trusted pytest' | 'no', reasons), from what the importer found.
 
     Dynamic checks (does the no-op fail, does the reference pass, can the image be built)
-    belong to :mod:`pytest_termrl.admission`.
+    belong to :mod:`pytest_termrl.validity.admission`.
     """
     reasons = list(task.grader.blockers) + list(task.setup_blockers)
     if task.solution_script is None:

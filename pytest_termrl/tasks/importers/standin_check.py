@@ -1,4 +1,4 @@
-"""Would the verifier's offline stand-ins serve this grader line? The importer's static view of verifier/standins.py.
+"""Would the verifier's offline stand-ins serve this grader line? The importer's static view of the stand-ins' rules.
 
 A grader script's network line (``pip install pytest``, ``uvx -w pytest pytest ...``,
 ``apt-get install -y gcc``, uv's ``curl ... install.sh | sh``) is no blocker when the
@@ -11,32 +11,22 @@ command must be on the sandbox's PATH.
 
 from __future__ import annotations
 
-import importlib.util
 import re
 import shlex
 import shutil
 from importlib import metadata
 from pathlib import Path
 
+from ...standins.inside import tools
 from .scripts import logical_lines, network_need, split_segments
 
 
-def _standins():
-    """verifier/standins.py itself, loaded by path (it runs inside the sandbox, standard library only), so
-    that the importer applies the very tables the stand-ins use and the two never drift apart."""
-    path = Path(__file__).resolve().parents[2] / "verifier" / "standins.py"
-    spec = importlib.util.spec_from_file_location("_termrl_standins_tables", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-_TABLES = _standins()
+_TABLES = tools  # the very tables the stand-ins apply, so the two never drift apart
 SANDBOX_PATH = _TABLES.REAL_PATH
 _TRUSTED = set(_TABLES.TRUSTED_TOOLS)
 _APT_COMMANDS = dict(_TABLES.APT_COMMANDS)
 _APT_ALWAYS = set(_TABLES.APT_ALWAYS)
-_UV_INSTALLER = re.compile(r"https?://(?:astral\.sh/uv/|github\.com/astral-sh/uv/releases/)\S*install\.sh")
+_UV_INSTALLER = re.compile(tools.UV_INSTALLER.pattern.strip("^$"))  # the stand-in's own rule, found inside a line
 _TAKES_VALUE = {"-p", "--python", "-i", "--index-url", "--extra-index-url", "--from", "--cache-dir", "--directory", "--project"}
 
 

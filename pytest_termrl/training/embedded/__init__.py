@@ -1,0 +1,1 @@
+"""The training demo on the embedded Gemma 3 270M: GGUF fine-tuning, its chat rendering, the demo's stages."""

@@ -1,0 +1,46 @@
+"""The README's measured tables come from results/: the repository's README is in sync, and a drift is caught."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from conftest import REPO, load_tool
+
+readme = load_tool("readme")
+
+
+def test_the_readme_tables_are_the_results_files():
+    assert readme.main([str(REPO / "README.md"), "--check"]) == 0, "run: python tools/readme.py README.md"
+
+
+def test_a_table_that_drifted_is_caught_and_rewritten(tmp_path, capsys):
+    shutil.copytree(REPO / "results", tmp_path / "results")
+    page = tmp_path / "README.md"
+    page.write_text("# x\n\n<!-- results:demo -->\n```\nhand-edited figures\n```\n<!-- /results:demo -->\nafter\n")
+    assert readme.main([str(page), "--check"]) == 1
+    assert "the demo table differs" in capsys.readouterr().out
+    assert readme.main([str(page)]) == 0
+    text = page.read_text()
+    assert "hand-edited" not in text and text.endswith("<!-- /results:demo -->\nafter\n")
+    summary = json.loads((tmp_path / "results" / "demo.json").read_text())
+    assert all(f" {row['episodes']:>4} " in text for row in summary["rows"])
+    assert readme.main([str(page), "--check"]) == 0
+
+
+def test_a_missing_file_or_an_unknown_table_is_named(tmp_path):
+    (tmp_path / "results").mkdir()
+    with pytest.raises(readme.ResultsError, match=r"results/audit_core\.json: missing \(make results writes it\)"):
+        readme.render("<!-- results:audit -->\n<!-- /results:audit -->\n", tmp_path / "results")
+    with pytest.raises(readme.ResultsError, match="no renderer for <!-- results:speed -->; known: admission, audit, demo, grpo_demo, html_report, performance, train_demo$"):
+        readme.render("<!-- results:speed -->\n<!-- /results:speed -->\n", tmp_path / "results")
+
+
+def test_the_performance_table_names_the_benchmark_file_it_lacks(tmp_path):
+    shutil.copytree(REPO / "results", tmp_path / "results")
+    (tmp_path / "results" / "bench_docker.json").unlink(missing_ok=True)
+    block = "<!-- results:performance -->\n<!-- /results:performance -->\n"
+    with pytest.raises(readme.ResultsError, match=r"results/bench_docker\.json: missing \(make results writes it\)"):
+        readme.render(block, tmp_path / "results")
