@@ -9,6 +9,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+COMMAND_TIMEOUT_S = 30.0
+"""Seconds one command of the agent may run before its process group is killed and the agent told."""
+OUTPUT_CAP_CHARS = 3000
+"""Characters of a command's output the agent is shown (head and tail kept, the cut marked)."""
+TEST_TIMEOUT_S = 20.0
+"""Seconds one hidden test may run in the verifier."""
+
 
 @dataclass
 class TermrlOptions:
@@ -28,10 +35,10 @@ class TermrlOptions:
     episodes: Path = Path(".termrl/run/episodes.jsonl")
     report: Path | None = None
     resume: bool = False
-    command_timeout_s: float = 30.0
+    command_timeout_s: float = COMMAND_TIMEOUT_S
     setup_timeout_s: float = 180.0
-    output_cap: int = 3000
-    test_timeout_s: float = 20.0
+    output_cap: int = OUTPUT_CAP_CHARS
+    test_timeout_s: float = TEST_TIMEOUT_S
     max_tool_calls: int = 16
     max_generated_tokens: int = 6144
     max_total_tokens: int = 8192

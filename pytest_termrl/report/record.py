@@ -9,6 +9,24 @@ does not know in ``extra``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
+from enum import StrEnum
+
+
+class EndReason(StrEnum):
+    """Why an episode (or one phase of it) stopped; written to the log as its plain string value."""
+
+    AGENT_DONE = "agent_done"
+    NO_TOOL_CALL = "no_tool_call"
+    TOKEN_LIMIT = "token_limit"
+    TOOL_CALL_LIMIT = "tool_call_limit"
+    BUDGET_EXHAUSTED = "budget_exhausted"
+    TIMEOUT = "timeout"
+    STOPPED = "stopped"
+    SETUP_FAILED = "setup_failed"
+    SERVER_ERROR = "server_error"
+    HARNESS_ERROR = "harness_error"
+    WORKER_CRASHED = "worker_crashed"
+
 
 _FAULT_FIELDS = ("fault", "observed", "observed_at", "fault_cleared", "fabrication")
 """Fields a fault monitor fills in: on the line of an episode with a fault, absent from the others."""
@@ -35,7 +53,7 @@ class EpisodeRecord:
     verdict: dict | None = None
     violations: list[str] = field(default_factory=list)
     harness_error: str | None = None
-    end_reason: str = "harness_error"
+    end_reason: str = EndReason.HARNESS_ERROR
     commands_used: int = 0
     tool_calls: int = 0
     tokens: dict = field(default_factory=dict)
@@ -77,7 +95,7 @@ class EpisodeRecord:
             difficulty=getattr(task, "difficulty", None),
             category=getattr(task, "category", None),
             harness_error=message,
-            end_reason="harness_error",
+            end_reason=EndReason.HARNESS_ERROR,
         )
 
     def to_dict(self) -> dict:
