@@ -17,9 +17,13 @@ def main(argv: list[str]) -> int:
         from .html.cli import main as html_main
 
         return html_main(argv[1:])
+    usage = ("usage: python -m pytest_termrl.report SUMMARY.json [SUMMARY.json ...]\n"
+             "       python -m pytest_termrl.report html RUN_DIR_OR_EPISODES_JSONL... -o report.html")
+    if argv and argv[0] in ("-h", "--help"):
+        print(usage)
+        return 0
     if not argv:
-        print("usage: python -m pytest_termrl.report SUMMARY.json [SUMMARY.json ...]\n"
-              "       python -m pytest_termrl.report html RUN_DIR_OR_EPISODES_JSONL... -o report.html", file=sys.stderr)
+        print(usage, file=sys.stderr)
         return 2
     rows = []
     for name in argv:

@@ -29,7 +29,7 @@ from pathlib import Path
 
 from pytest_termrl.sandbox.bwrap.backend import BwrapBackend
 
-LOG = Path(__file__).resolve().parents[1].joinpath("backends.jsonl")
+LOG = Path(__file__).with_name("backends.jsonl")
 
 
 def record(**event):
