@@ -23,6 +23,7 @@ from typing import Protocol
 from .agents.base import Agent, AgentContext, EpisodeLimits, Observation
 from .report.record import EpisodeRecord
 from .sandbox.base import CommandResult, Sandbox, SandboxBackend, grading_beside
+from .settings import COMMAND_TIMEOUT_S, TEST_TIMEOUT_S
 from .tasks.model import Task
 from .verifier.steps import StepResult, below_min_reward, combine, grade_step
 from .verifier.verify import Verdict, run_hidden_tests
@@ -64,8 +65,8 @@ class EpisodeMonitor(Protocol):
 @dataclass
 class EpisodeSettings:
     limits: EpisodeLimits = field(default_factory=EpisodeLimits)
-    command_timeout_s: float = 30.0
-    per_test_timeout_s: float = 20.0
+    command_timeout_s: float = COMMAND_TIMEOUT_S
+    per_test_timeout_s: float = TEST_TIMEOUT_S
 
 
 @dataclass

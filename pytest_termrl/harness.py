@@ -7,15 +7,18 @@ the same way whether pytest or a trainer asked for it.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import NamedTuple
+from typing import Callable, NamedTuple
 
 from .agents.base import Agent, AgentContext, EpisodeLimits
+from .agents.builtin import load_predictions
 from .episode import EpisodeMonitor, EpisodeOutcome, EpisodeSettings, EpisodeSpec, run_episode
 from .faults import FAMILIES, FaultMonitor, FaultState
 from .oracle.decoys import plant_decoys
 from .oracle.monitor import CollateralMonitor
 from .oracle.policy import Permission, Policy
-from .sandbox.base import Sandbox, SandboxBackend
+from .sandbox.base import Sandbox, SandboxBackend, SandboxSettings, make_backend
+from .sandbox.layout import default_workroot
+from .settings import COMMAND_TIMEOUT_S, OUTPUT_CAP_CHARS, TEST_TIMEOUT_S, TermrlOptions
 from .tasks.suite import LoadedTask
 
 
@@ -27,6 +30,44 @@ class Harness:
     """System prompt text by prompt name."""
     predictions: dict[str, str] = field(default_factory=dict)
     salt: str = ""
+
+    @classmethod
+    def from_options(
+        cls,
+        options: TermrlOptions,
+        *,
+        supply_backend: Callable[[str, SandboxSettings], SandboxBackend | None] | None = None,
+    ) -> Harness:
+        """The run's harness as its options say: backend, limits, prompt texts, predictions and salt.
+
+        ``supply_backend(name, settings)`` may make the backend (the plugin passes its
+        ``pytest_termrl_make_sandbox`` hook); when it is absent or returns None, the backend
+        table makes it. Either way the backend's stale runs are cleaned first. The caller
+        closes ``harness.backend`` when the run ends.
+        """
+        sandbox_settings = SandboxSettings(
+            command_timeout_s=options.command_timeout_s,
+            output_cap_chars=options.output_cap,
+            setup_timeout_s=options.setup_timeout_s,
+        )
+        backend = supply_backend(options.sandbox, sandbox_settings) if supply_backend is not None else None
+        if backend is None:
+            backend = make_backend(options.sandbox, sandbox_settings, default_workroot())
+        backend.cleanup_stale()
+        limits = EpisodeLimits(
+            max_tool_calls=options.max_tool_calls,
+            max_generated_tokens=options.max_generated_tokens,
+            max_total_tokens=options.max_total_tokens,
+            max_commands=options.max_commands,
+            wall_clock_s=options.episode_timeout_s,
+        )
+        return cls(
+            backend=backend,
+            settings=EpisodeSettings(limits, options.command_timeout_s, options.test_timeout_s),
+            prompts=options.prompt_texts,
+            predictions=load_predictions(options.predictions) if options.predictions else {},
+            salt=options.salt,
+        )
 
     def new_sandbox(self, loaded: LoadedTask, label: str) -> Sandbox:
         """A sandbox with the task's environment in place and its setup run."""
@@ -147,24 +188,29 @@ def default_harness(
     prompts: list[str] | tuple[str, ...] = (),
     *,
     limits: EpisodeLimits | None = None,
-    command_timeout_s: float = 30.0,
-    output_cap: int = 3000,
-    per_test_timeout_s: float = 20.0,
+    command_timeout_s: float = COMMAND_TIMEOUT_S,
+    output_cap: int = OUTPUT_CAP_CHARS,
+    per_test_timeout_s: float = TEST_TIMEOUT_S,
 ) -> Harness:
     """A harness with the plugin's defaults: a backend by name (its stale runs cleaned), prompt texts by name.
 
     Prompts are looked up in ./prompts, then the repository's; the default prompt falls back
-    to its built-in text. Scripts and training use this; the plugin builds its own from options.
+    to its built-in text. Scripts and training use this; it is :meth:`Harness.from_options`
+    with the options these arguments name.
     """
     from .agents.prompts import resolve_prompt
-    from .sandbox import SandboxSettings, make_backend
-    from .sandbox.layout import default_workroot
 
-    texts = dict(resolve_prompt(value) for value in prompts)
-    backend = make_backend(backend_name, SandboxSettings(command_timeout_s=command_timeout_s, output_cap_chars=output_cap), default_workroot())
-    backend.cleanup_stale()
-    return Harness(
-        backend=backend,
-        settings=EpisodeSettings(limits or EpisodeLimits(), command_timeout_s, per_test_timeout_s),
-        prompts=texts,
+    limits = limits or EpisodeLimits()
+    options = TermrlOptions(
+        sandbox=backend_name,
+        prompt_texts=dict(resolve_prompt(value) for value in prompts),
+        command_timeout_s=command_timeout_s,
+        output_cap=output_cap,
+        test_timeout_s=per_test_timeout_s,
+        max_tool_calls=limits.max_tool_calls,
+        max_generated_tokens=limits.max_generated_tokens,
+        max_total_tokens=limits.max_total_tokens,
+        max_commands=limits.max_commands,
+        episode_timeout_s=limits.wall_clock_s,
     )
+    return Harness.from_options(options)

@@ -17,6 +17,7 @@ from typing import Callable, Iterator, Protocol
 from ..errors import SandboxError, SetupFailed
 from ..tasks.model import Task
 from ..registry import Entry, Registry
+from ..settings import COMMAND_TIMEOUT_S, OUTPUT_CAP_CHARS
 from .healthcheck import wait_healthy
 from .layout import HOME_INSIDE
 from .standin_shims import read_log
@@ -31,8 +32,8 @@ class SandboxSettings:
     max_processes: int = 256
     cpus: float = 1.0
     file_size_bytes: int = 256 * MiB
-    command_timeout_s: float = 30.0
-    output_cap_chars: int = 3000
+    command_timeout_s: float = COMMAND_TIMEOUT_S
+    output_cap_chars: int = OUTPUT_CAP_CHARS
     setup_timeout_s: float = 180.0
     agent_uid: int = 1000
     agent_gid: int = 1000

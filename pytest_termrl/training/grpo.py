@@ -33,6 +33,7 @@ from ..serving import chat_format
 from ..agents.base import EpisodeLimits
 from ..agents.conversation import tool_schemas
 from ..harness import default_harness
+from ..settings import COMMAND_TIMEOUT_S, OUTPUT_CAP_CHARS, TEST_TIMEOUT_S
 from .config import to_dict
 from .data import grpo_rows
 from .env import RolloutSession
@@ -72,10 +73,10 @@ class GrpoOptions:
     max_completion_length: int = field(default=4096, metadata={"help": "tokens of all turns of a rollout, tool output included"})
     max_tool_calls: int = field(default=16, metadata={"help": "tool calls per episode (the harness's limit and TRL's tool-loop bound)"})
     max_commands: int | None = field(default=None, metadata={"help": "disclosed command budget per episode"})
-    command_timeout: float = 30.0
-    test_timeout: float = 20.0
+    command_timeout: float = COMMAND_TIMEOUT_S
+    test_timeout: float = TEST_TIMEOUT_S
     episode_timeout: float = 900.0
-    output_cap: int = 3000
+    output_cap: int = OUTPUT_CAP_CHARS
     sandbox: str = "bwrap"
     lora_r: int = 16
     lora_alpha: int = 32

@@ -30,6 +30,7 @@ from ..agents.builtin import NoopAgent, ReferenceAgent
 from ..errors import SandboxError, TermrlError
 from ..harness import Harness, default_harness
 from ..sandbox.base import SandboxBackend
+from ..settings import TEST_TIMEOUT_S
 from ..tasks.importers import offline_status, scan
 from ..tasks.importers.toolchains import TOOLCHAINS
 from ..tasks.model import ImageSpec, Task
@@ -257,7 +258,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sandbox", default="bwrap", help="backend to run the tasks on (bwrap or docker)")
     parser.add_argument("--json", type=Path, default=None, help="also write the rows as JSON here")
     parser.add_argument("--static", action="store_true", help="only read the tasks; run no episode")
-    parser.add_argument("--test-timeout", type=float, default=20.0, help="per hidden test, seconds")
+    parser.add_argument("--test-timeout", type=float, default=TEST_TIMEOUT_S, help="per hidden test, seconds")
     args = parser.parse_args(argv)
     try:
         harness = default_harness(args.sandbox, per_test_timeout_s=args.test_timeout)

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..sandbox.base import Sandbox, SandboxBackend
+from ..settings import TEST_TIMEOUT_S
 from ..tasks.model import Task, TaskStep
 from .script_grader import SCRIPT_TEST_ID
 from .verdict import TestOutcome, Verdict
@@ -142,7 +143,7 @@ def grade_step(
     task: Task,
     index: int,
     inventory: tuple[str, ...] | None,
-    per_test_timeout_s: float = 20.0,
+    per_test_timeout_s: float = TEST_TIMEOUT_S,
     scratch: Path | None = None,
 ) -> Verdict:
     """Step ``index``'s checks on a snapshot of the home now, against its part of the inventory."""
