@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass
-from typing import Any, Generic, Iterator, TypeVar
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any, Generic, TypeVar
 
 from .errors import TermrlError
 
@@ -20,10 +21,13 @@ T = TypeVar("T")
 
 @dataclass(frozen=True)
 class Entry:
-    """Where a registered thing lives: ``module`` (absolute, dotted) and its ``attr``; ``extra`` it needs."""
+    """Where a registered thing lives: ``module`` (absolute, dotted) and its ``attr``; ``extra`` it needs.
+
+    ``attr`` may name several attributes (a tuple): the table's ``make`` builds one object of them.
+    """
 
     module: str
-    attr: str
+    attr: str | tuple[str, ...]
     extra: str | None = None
 
 
@@ -38,13 +42,23 @@ class MissingExtra(TermrlError, ImportError):
     """The module of an entry needs packages of an optional extra that are not installed."""
 
 
-class Registry(Generic[T]):
-    """A table from name to :class:`Entry` (loaded when asked for) or to an object registered directly."""
+_REQUIRED: Any = object()
 
-    def __init__(self, kind: str, entries: dict[str, Entry], aliases: dict[str, str] | None = None) -> None:
+
+class Registry(Mapping[str, T], Generic[T]):
+    """A table from name to :class:`Entry` (loaded when asked for) or to an object registered directly.
+
+    It reads as a mapping (``table[name]``, ``name in table``, iteration, ``items()``,
+    ``values()``), in the order its entries were written and then registered; reading a
+    value loads its module. :meth:`names` is the sorted list a message shows.
+    """
+
+    def __init__(self, kind: str, entries: dict[str, Entry], aliases: dict[str, str] | None = None, *,
+                 make: Callable[..., T] | None = None) -> None:
         self.kind = kind
         self._entries: dict[str, Entry | Any] = dict(entries)
         self.aliases = dict(aliases or {})
+        self._make = make
 
     def register(self, name: str, obj: T) -> None:
         """Add (or replace) ``name`` with an object already made: a plugin's factory, a test's stand-in."""
@@ -57,10 +71,13 @@ class Registry(Generic[T]):
         return isinstance(name, str) and self.aliases.get(name, name) in self._entries
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self.names())
+        return iter(list(self._entries))
 
     def __len__(self) -> int:
         return len(self._entries)
+
+    def __getitem__(self, name: str) -> T:
+        return self.get(name)
 
     def resolve(self, name: str) -> str:
         """The table's own name for ``name`` (an alias resolved); :class:`UnknownName` when there is none."""
@@ -69,8 +86,13 @@ class Registry(Generic[T]):
             raise UnknownName(f"unknown {self.kind} {name!r}; known: {', '.join(self.names())}")
         return key
 
-    def get(self, name: str) -> T:
-        """The object ``name`` stands for, importing its module now if it was not loaded yet."""
+    def get(self, name: str, default: Any = _REQUIRED) -> T:  # type: ignore[override]
+        """The object ``name`` stands for, importing its module now if it was not loaded yet.
+
+        An unknown name raises :class:`UnknownName`, unless a ``default`` is given (returned instead).
+        """
+        if default is not _REQUIRED and name not in self:
+            return default
         key = self.resolve(name)
         entry = self._entries[key]
         if not isinstance(entry, Entry):
@@ -84,10 +106,11 @@ class Registry(Generic[T]):
                 f"the {self.kind} {key!r} needs the extra [{entry.extra}] ({exc.name or exc} is not installed): "
                 f"pip install 'pytest-termrl[{entry.extra}]'"
             ) from exc
-        obj = getattr(module, entry.attr)
+        if isinstance(entry.attr, tuple):
+            parts = [getattr(module, attr) for attr in entry.attr]
+            obj = self._make(*parts) if self._make is not None else tuple(parts)
+        else:
+            obj = getattr(module, entry.attr)
+            obj = self._make(obj) if self._make is not None else obj
         self._entries[key] = obj
         return obj
-
-    def items(self) -> list[tuple[str, T]]:
-        """Every (name, object), each loaded: for tables whose entries need no extra."""
-        return [(name, self.get(name)) for name in self.names()]

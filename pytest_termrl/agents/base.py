@@ -89,6 +89,8 @@ class Agent(ABC):
 
     name: str = "agent"
     model: str | None = None
+    needs_model: bool = False
+    """True for an agent played by a model behind an OpenAI-compatible endpoint (made with that endpoint)."""
 
     def __init__(self) -> None:
         self.usage = AgentUsage()

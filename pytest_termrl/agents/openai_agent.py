@@ -68,6 +68,7 @@ class OpenAIAgent(Agent):
     """Plays one episode by asking a chat model for one bash tool call per turn."""
 
     name = "openai"
+    needs_model = True
     tools = [BASH_TOOL]
     """The tool schemas sent with every request (training data needs them with the messages)."""
 
