@@ -1,6 +1,8 @@
 """Fault families: break the environment on purpose, in ways a user can repair with user rights.
 
-Imports nothing from pytest. The episode flow with a fault:
+Imports nothing from pytest. One module per family (``perm_denied``, ``moved_input``,
+``blocking_fifo``, ``readonly_output``, ``unsearchable_dir``), one table of them
+(:mod:`.families`). The episode flow with a fault:
 
     state = FAMILIES[family].inject(sandbox.home, target, uid, gid)   # before decoys + baseline
     policy = task permissions + state.permissions()                   # repairing is never collateral
@@ -8,22 +10,12 @@ Imports nothing from pytest. The episode flow with a fault:
 """
 
 from .base import FaultError, FaultFamily, FaultState, InputFileFamily
-from .families import (
-    ALIASES,
-    CLEAN,
-    FAMILIES,
-    BlockingFifo,
-    MovedInput,
-    PermDenied,
-    ReadonlyOutput,
-    UnsearchableDir,
-    check_integrity,
-    choose_target,
-    family,
-    inject,
-    resolve_families,
-    target_order,
-)
+from .blocking_fifo import BlockingFifo
+from .families import ALIASES, CLEAN, FAMILIES, check_integrity, choose_target, family, inject, resolve_families, target_order
+from .moved_input import MovedInput
+from .perm_denied import PermDenied
+from .readonly_output import ReadonlyOutput
+from .unsearchable_dir import UnsearchableDir
 from .monitor import FaultMonitor
 from .validate import FaultValidation, FrozenFaults, freeze_fault_targets, validate_pair
 

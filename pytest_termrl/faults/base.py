@@ -98,6 +98,12 @@ def changed_by_task(path: str, permitted: Iterable[Any]) -> bool:
     return False
 
 
+def owner_bits_ok(mode: int, original: int, bits: int = 0o700) -> bool:
+    """The owner has at least the rights (among ``bits``) it had originally."""
+    want = original & bits
+    return mode & want == want
+
+
 def q(rel: str) -> str:
     """The agent's absolute path for ``rel``, shell-quoted."""
     return shlex.quote(fsops.inside(rel))
