@@ -1,12 +1,14 @@
-"""The README's measured tables, written from the files in results/ so prose and measurement cannot drift.
+"""The measured tables of the README and of the docs/ pages, written from the files in results/ so prose and measurement cannot drift.
 
-python tools/readme.py [README.md] [--results results] [--check]
+python tools/readme.py [PAGE ...] [--results results] [--check]
 
-A table lives in the README between ``<!-- results:NAME -->`` and ``<!-- /results:NAME -->``;
+A table lives in a page between ``<!-- results:NAME -->`` and ``<!-- /results:NAME -->``;
 NAME picks a renderer below, each reading its JSON files from results/ (written by
-``make results``). Without ``--check`` the blocks are rewritten in place; with it nothing is
-written, and the exit status is 1 when a block differs from what its files say (a test runs
-this on the repository's README).
+``make results``). The pages are the ones named (default README.md) and, for each, every
+``docs/*.md`` beside it, so ``python tools/readme.py README.md`` covers the README and all of
+docs/. Without ``--check`` the blocks are rewritten in place; with it nothing is written, and
+the exit status is 1 when a block differs from what its files say (a test runs this on the
+repository's pages).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import argparse
 import json
 import re
 import sys
+import textwrap
 from collections import Counter
 from pathlib import Path
 from typing import Callable
@@ -22,6 +25,10 @@ from typing import Callable
 from pytest_termrl.report.summary import format_table
 
 BLOCK = re.compile(r"(<!-- results:(?P<name>[a-z_]+) -->\n)(?P<body>.*?)(<!-- /results:(?P=name) -->)", re.S)
+
+
+WIDTH = 118
+"""Prose a block writes is wrapped to this width (tables are not: a Markdown row is one line)."""
 
 
 class ResultsError(Exception):
@@ -131,7 +138,7 @@ def performance_block(results: Path) -> str:
          "at the previous start / cold / cold with the work root on disk", _with_baselines(episode, "start")),
         (f"per-command overhead of the persistent shell (`true` × {episode['command']['n']}, median)",
          f"{episode['command']['median'] * 1000:.1f} ms"),
-        ("verifier per task (hidden tests in a fresh sandbox on the snapshot, median over the core suite): the spare "
+        ("verifier per task (hidden tests in a fresh sandbox on the snapshot, core-suite median): the spare "
          "started at the previous run / cold / cold with the work root on disk", _with_baselines(episode, "verifier")),
         (f"{len(episode['verifier_per_task'])}-task core suite, reference agent, `-n 1` / `-n 2` (how busy both CPUs were); "
          "the same with `TERMRL_SPARES=0`", f"{_suite(episode, '')}; {_suite(episode, '_cold')}"),
@@ -192,9 +199,10 @@ def train_demo_block(results: Path) -> str:
     losses = train.get("losses") or []
     curve = ", ".join(f"{losses[i]:.2f}" for i in range(0, len(losses), max(1, len(losses) // 10))) if losses else "-"
     counts = ", ".join(f"{k} {v}" for k, v in (facts.get("per_family_and_fault") or {}).items())
-    lines += ["", f"Stages: {stages} (total {sum(v for k, v in data['stages_s'].items() if not k.startswith('eval_')) / 60:.1f} min). "
-              f"Training data: {facts.get('examples', 0)} examples ({counts}). "
-              f"Loss every {max(1, len(losses) // 10)} steps: {curve}."]
+    paragraph = (f"Stages: {stages} (total {sum(v for k, v in data['stages_s'].items() if not k.startswith('eval_')) / 60:.1f} min). "
+                 f"Training data: {facts.get('examples', 0)} examples ({counts}). "
+                 f"Loss every {max(1, len(losses) // 10)} steps: {curve}.")
+    lines += [""] + textwrap.wrap(paragraph, WIDTH, break_long_words=False, break_on_hyphens=False)
     return "\n".join(lines) + "\n"
 
 
@@ -240,26 +248,44 @@ def render(text: str, results: Path) -> tuple[str, list[str]]:
     return BLOCK.sub(fill, text), changed
 
 
+def pages_of(named: list[Path]) -> list[Path]:
+    """The pages named and, for each, the ``docs/*.md`` beside it: each once, in that order."""
+    pages: list[Path] = []
+    for page in named:
+        for candidate in [page, *sorted((page.parent / "docs").glob("*.md"))]:
+            if candidate not in pages:
+                pages.append(candidate)
+    return pages
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python tools/readme.py", description=__doc__.splitlines()[0])
-    parser.add_argument("readme", nargs="?", type=Path, default=Path("README.md"))
-    parser.add_argument("--results", type=Path, default=None, help="the results folder (default: results/ beside the README)")
+    parser.add_argument("pages", nargs="*", type=Path, default=[Path("README.md")],
+                        help="pages to rewrite (default README.md); the docs/*.md beside each come with it")
+    parser.add_argument("--results", type=Path, default=None, help="the results folder (default: results/ beside the first page)")
     parser.add_argument("--check", action="store_true", help="write nothing; exit 1 when a block differs from its files")
     args = parser.parse_args(argv)
-    results = args.results or args.readme.parent / "results"
+    results = args.results or args.pages[0].parent / "results"
+    rewritten: dict[Path, tuple[str, list[str]]] = {}
     try:
-        text = args.readme.read_text()
-        new, changed = render(text, results)
+        for page in pages_of(args.pages):
+            rewritten[page] = render(page.read_text(), results)
     except (OSError, ResultsError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     if args.check:
-        for name in changed:
-            print(f"{args.readme}: the {name} table differs from {results}; run: python tools/readme.py {args.readme}")
-        return 1 if changed else 0
-    if changed:
-        args.readme.write_text(new)
-    print(f"{args.readme}: {len(changed)} table(s) rewritten from {results}" + (f" ({', '.join(changed)})" if changed else ""))
+        stale = False
+        for page, (_, changed) in rewritten.items():
+            for name in changed:
+                stale = True
+                print(f"{page}: the {name} table differs from {results}; run: python tools/readme.py {args.pages[0]}")
+        return 1 if stale else 0
+    for page, (new, changed) in rewritten.items():
+        if changed:
+            page.write_text(new)
+            print(f"{page}: {len(changed)} table(s) rewritten from {results} ({', '.join(changed)})")
+    total = sum(len(changed) for _, changed in rewritten.values())
+    print(f"{len(rewritten)} page(s) read, {total} table(s) rewritten from {results}")
     return 0
 
 

@@ -1,4 +1,4 @@
-"""The README's measured tables come from results/: the repository's README is in sync, and a drift is caught."""
+"""The measured tables of the README and the docs/ pages come from results/: every page is in sync, and a drift is caught."""
 
 from __future__ import annotations
 
@@ -12,8 +12,43 @@ from conftest import REPO, load_tool
 readme = load_tool("readme")
 
 
+PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+
+
+def test_the_pages_are_the_readme_and_every_docs_page():
+    assert readme.pages_of([REPO / "README.md"]) == PAGES
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.relative_to(REPO).as_posix())
+def test_the_tables_of_every_page_are_the_results_files(page):
+    new, changed = readme.render(page.read_text(), REPO / "results")
+    assert changed == [], f"{page.relative_to(REPO)}: {', '.join(changed)} differ; run: python tools/readme.py README.md"
+
+
 def test_the_readme_tables_are_the_results_files():
     assert readme.main([str(REPO / "README.md"), "--check"]) == 0, "run: python tools/readme.py README.md"
+
+
+def test_every_table_has_a_page():
+    shown = {m.group("name") for page in PAGES for m in readme.BLOCK.finditer(page.read_text())}
+    assert shown == set(readme.RENDERERS)
+
+
+def test_a_table_that_drifted_in_a_docs_page_is_caught_and_rewritten(tmp_path, capsys):
+    shutil.copytree(REPO / "results", tmp_path / "results")
+    (tmp_path / "docs").mkdir()
+    readme_page, doc = tmp_path / "README.md", tmp_path / "docs" / "page.md"
+    readme_page.write_text("# x\n")
+    doc.write_text("# page\n\n<!-- results:demo -->\n```\nhand-edited figures\n```\n<!-- /results:demo -->\nafter\n")
+    assert readme.main([str(readme_page), "--check"]) == 1
+    assert f"{doc}: the demo table differs" in capsys.readouterr().out
+    assert readme.main([str(readme_page)]) == 0
+    text = doc.read_text()
+    assert "hand-edited" not in text and text.endswith("<!-- /results:demo -->\nafter\n")
+    assert readme_page.read_text() == "# x\n"
+    summary = json.loads((tmp_path / "results" / "demo.json").read_text())
+    assert all(f" {row['episodes']:>4} " in text for row in summary["rows"])
+    assert readme.main([str(readme_page), "--check"]) == 0
 
 
 def test_a_table_that_drifted_is_caught_and_rewritten(tmp_path, capsys):
