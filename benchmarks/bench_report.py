@@ -26,9 +26,9 @@ import time
 from pathlib import Path
 
 from pytest_termrl.report.html import read_runs, write_html
-from pytest_termrl.report.readme import html_report_table
-
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "tools"))
+from readme import html_report_table  # noqa: E402  (the README tooling lives in tools/, outside the package)
 DEMO_TASKS = ("archive_manifest_targz", "backup_listed_files", "batch_rename_photos", "checksum_verify", "config_ini_update",
               "cron_validate", "csv_pivot_monthly", "dedupe_contacts", "git_commit_configs", "grades_text_report",
               "json_active_users", "log_error_counts", "log_latency_stats", "perms_from_spec")
