@@ -48,12 +48,15 @@ _REQUIRED: Any = object()
 class Registry(Mapping[str, T], Generic[T]):
     """A table from name to :class:`Entry` (loaded when asked for) or to an object registered directly.
 
+    An entry may also be the object itself, where its module is imported anyway; ``make``
+    turns what an :class:`Entry` names into the table's object (a class into its instance).
+
     It reads as a mapping (``table[name]``, ``name in table``, iteration, ``items()``,
     ``values()``), in the order its entries were written and then registered; reading a
     value loads its module. :meth:`names` is the sorted list a message shows.
     """
 
-    def __init__(self, kind: str, entries: dict[str, Entry], aliases: dict[str, str] | None = None, *,
+    def __init__(self, kind: str, entries: Mapping[str, Entry | T], aliases: Mapping[str, str] | None = None, *,
                  make: Callable[..., T] | None = None) -> None:
         self.kind = kind
         self._entries: dict[str, Entry | Any] = dict(entries)

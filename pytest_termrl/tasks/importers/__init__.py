@@ -42,9 +42,12 @@ backend binds the home at both paths (``pytest_termrl.sandbox.layout.workdir_ali
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from ...errors import TaskFormatError
+from ...registry import Registry
 from ..contracts import CONTRACTS_FILE
 from ..model import Task
 from ..native import load_native_task
@@ -52,10 +55,43 @@ from .dockerless import load_dockerless
 from .harbor import is_harbor_dir, load_harbor_task
 from .terminal_bench import is_terminal_bench_dir, load_terminal_bench_task
 
-FORMATS = ("native", "terminal_bench", "harbor", "dockerless")
+
+@dataclass(frozen=True)
+class Importer:
+    """One task format: how to tell that a path holds it, and how to load what it holds."""
+
+    detect: Callable[[Path], bool]
+    """Whether the path is in this format (tried in the table's order: the first yes wins)."""
+    load_task: Callable[[Path], Task] | None = None
+    """A task directory into its Task (raises TaskFormatError naming the file and field)."""
+    load_file: Callable[[Path], tuple[list[Task], list[TaskFormatError]]] | None = None
+    """A file of many tasks into those that loaded and an error for each broken row."""
+
+
+def is_native_dir(path: Path) -> bool:
+    """A task.toml that no other format claimed (one that is no readable file is named by the native loader)."""
+    return os.path.lexists(path / "task.toml")
+
+
+def is_dockerless_file(path: Path) -> bool:
+    """A ``.jsonl`` file other than a suite's contracts file."""
+    return path.is_file() and path.suffix == ".jsonl" and path.name != CONTRACTS_FILE
+
+
+IMPORTERS: Registry[Importer] = Registry("task format", {
+    "terminal_bench": Importer(is_terminal_bench_dir, load_task=load_terminal_bench_task),  # task.yaml
+    "harbor": Importer(is_harbor_dir, load_task=load_harbor_task),  # task.toml in Harbor's shape
+    "native": Importer(is_native_dir, load_task=load_native_task),  # any other task.toml
+    "dockerless": Importer(is_dockerless_file, load_file=load_dockerless),  # a .jsonl file of rows
+})
+"""Every task format by name, in the order a path is tried against them."""
+
+FORMATS = tuple(IMPORTERS)
 
 __all__ = [
     "FORMATS",
+    "IMPORTERS",
+    "Importer",
     "detect_format",
     "expected_reference",
     "load_any",
@@ -71,29 +107,28 @@ __all__ = [
 def detect_format(path: Path) -> str | None:
     """'terminal_bench', 'harbor', 'native' or 'dockerless' for one task path; None for anything else."""
     path = Path(path)
-    if path.is_file():
-        return "dockerless" if path.suffix == ".jsonl" and path.name != CONTRACTS_FILE else None
-    if not path.is_dir():
+    if not (path.is_file() or path.is_dir()):
         return None
-    if is_terminal_bench_dir(path):
-        return "terminal_bench"
-    if is_harbor_dir(path):
-        return "harbor"
-    if os.path.lexists(path / "task.toml"):
-        return "native"  # a task.toml that is no readable file is named by the native loader
-    return None
+    return next((name for name, importer in IMPORTERS.items() if importer.detect(path)), None)
+
+
+def _importer(path: Path) -> Importer | None:
+    kind = detect_format(path)
+    return IMPORTERS[kind] if kind is not None else None
+
+
+def _load_file(path: Path) -> Callable[[Path], tuple[list[Task], list[TaskFormatError]]] | None:
+    """The loader when ``path`` is a file of many tasks (a DockerLess .jsonl), else None."""
+    importer = _importer(path)
+    return importer.load_file if importer is not None else None
 
 
 def load_task_dir(path: Path) -> Task:
     """One task directory of any format (raises TaskFormatError naming the file and field)."""
-    kind = detect_format(path)
-    if kind == "terminal_bench":
-        return load_terminal_bench_task(path)
-    if kind == "harbor":
-        return load_harbor_task(path)
-    if kind == "native":
-        return load_native_task(Path(path))
-    raise TaskFormatError(path, None, "not a task: expected task.yaml (Terminal-Bench) or task.toml (Harbor, native)")
+    importer = _importer(path)
+    if importer is None or importer.load_task is None:
+        raise TaskFormatError(path, None, "not a task: expected task.yaml (Terminal-Bench) or task.toml (Harbor, native)")
+    return importer.load_task(Path(path))
 
 
 def _entries(folder: Path) -> list[Path]:
@@ -102,7 +137,7 @@ def _entries(folder: Path) -> list[Path]:
     for child in sorted(folder.iterdir()):
         if child.name.startswith((".", "_")):
             continue
-        if child.is_dir() or detect_format(child) == "dockerless":
+        if child.is_dir() or _load_file(child) is not None:
             entries.append(child)
     return entries
 
@@ -142,8 +177,9 @@ def scan(path: Path) -> tuple[list[Task], dict[str, str]]:
         problems[path.name or str(path)] = str(TaskFormatError(path, None, "not a task, a DockerLess .jsonl or a folder holding them"))
         return tasks, problems
     for target in _targets(path):
-        if detect_format(target) == "dockerless":
-            loaded, errors = load_dockerless(target)
+        load_file = _load_file(target)
+        if load_file is not None:
+            loaded, errors = load_file(target)
             tasks += loaded
             for error in errors:
                 problems[target.name if error.path == str(target) else f"{target.name}:{error.path.rsplit(':', 1)[-1]}"] = str(error)
