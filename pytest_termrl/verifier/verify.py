@@ -11,9 +11,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from ..registry import Entry, Registry
 from ..sandbox.base import Sandbox, SandboxBackend
 from ..tasks.model import Task
-from . import declared_artifacts, pytest_grader, script_grader
+from . import declared_artifacts
 from .trusted import grade_snapshot, trusted_toolchain
 from .verdict import TestOutcome, Verdict
 
@@ -22,6 +23,8 @@ __all__ = ["GRADERS", "Grader", "TestOutcome", "Verdict", "grader_of", "run_hidd
 
 @dataclass(frozen=True)
 class Grader:
+    """How one kind of grader grades, and the verdict it gives when that raised."""
+
     grade: Callable[[SandboxBackend, Path, Path, Task, tuple[str, ...] | None, float], Verdict]
     """``grade(backend, home copy, snapshot folder, task, inventory, per_test_timeout_s)``."""
     failed: Callable[[str], Verdict]
@@ -29,11 +32,12 @@ class Grader:
 
 
 DEFAULT_GRADER = "pytest"
-GRADERS: dict[str, Grader] = {
-    "pytest": Grader(pytest_grader.grade, pytest_grader.failed),  # the hidden test files, by the trusted pytest
-    "script": Grader(script_grader.grade, script_grader.failed),  # the task's own script (Harbor's tests/test.sh), by its reward
-    "parsed": Grader(script_grader.grade_parsed, script_grader.failed_parsed),  # its own script (run-tests.sh), by its parsed output
-}
+GRADERS: Registry[Grader] = Registry("grader kind", {
+    "pytest": Entry("pytest_termrl.verifier.pytest_grader", ("grade", "failed")),  # the hidden test files, by the trusted pytest
+    "script": Entry("pytest_termrl.verifier.script_grader", ("grade", "failed")),  # the task's own script (Harbor's tests/test.sh), by its reward
+    "parsed": Entry("pytest_termrl.verifier.script_grader", ("grade_parsed", "failed_parsed")),  # its own script (run-tests.sh), by its parsed output
+}, make=Grader)
+"""Every grader kind by name: the module and its ``grade`` and ``failed`` functions, loaded when first used."""
 
 
 def grader_of(task: Task) -> str:

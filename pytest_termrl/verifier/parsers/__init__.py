@@ -10,11 +10,13 @@ from __future__ import annotations
 
 from typing import Callable
 
-from .pytest_summary import NoSummary, ParsedTest, parse_pytest_summary
+from ...registry import Entry, Registry
+from .pytest_summary import NoSummary, ParsedTest
 
-PARSERS: dict[str, Callable[[str], list[ParsedTest]]] = {
-    "pytest": parse_pytest_summary,  # the status lines under pytest's "short test summary info"
-}
+PARSERS: Registry[Callable[[str], list[ParsedTest]]] = Registry("parser", {
+    "pytest": Entry("pytest_termrl.verifier.parsers.pytest_summary", "parse_pytest_summary"),  # the status lines under pytest's "short test summary info"
+})
+"""Every parser by ``parser_name``: the function that reads a script's output, loaded when first used."""
 
 __all__ = ["PARSERS", "NoSummary", "ParsedTest", "parser_problem"]
 
@@ -23,4 +25,4 @@ def parser_problem(name: str | None) -> str | None:
     """Why a parser name cannot be used here (None when it can)."""
     if name in PARSERS:
         return None
-    return f"parser_name {name!r} has no parser here (known: {', '.join(sorted(PARSERS))})"
+    return f"parser_name {name!r} has no parser here (known: {', '.join(PARSERS.names())})"
