@@ -10,11 +10,12 @@ import json
 from pathlib import Path
 
 from ..errors import TaskFormatError
+from ..report.record import EndReason
 from ..tasks.files import read_lines
 from .base import Agent, AgentContext, Observation, Turn
 
 TOOL_NAME = "bash"
-DONE = "agent_done"
+DONE = EndReason.AGENT_DONE
 
 
 class ScriptedAgent(Agent):

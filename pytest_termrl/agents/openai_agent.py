@@ -20,6 +20,7 @@ from typing import Any, Callable
 import openai
 
 from pytest_termrl.agents.base import Agent, AgentContext, AgentUsage, Observation, Turn
+from pytest_termrl.report.record import EndReason
 
 BASH_TOOL: dict[str, Any] = {
     "type": "function",
@@ -159,23 +160,23 @@ class OpenAIAgent(Agent):
         limits = self.context.limits
         while True:
             if self.usage.tool_calls >= limits.max_tool_calls:
-                reason = "malformed_tool_call" if self._last_malformed else "tool_call_limit"
+                reason = "malformed_tool_call" if self._last_malformed else EndReason.TOOL_CALL_LIMIT
                 return self._end(reason)
             generated_left = limits.max_generated_tokens - self.usage.completion_tokens
             context_left = limits.max_total_tokens - self._last_context_tokens
             if generated_left <= 0 or context_left <= 0:
-                return self._end("token_limit")
+                return self._end(EndReason.TOKEN_LIMIT)
             if self.time_left() <= 0:  # spent in the shell, not waiting on the server
-                return self._end("timeout")
+                return self._end(EndReason.TIMEOUT)
             try:
                 reply = self._request(max_tokens=min(generated_left, context_left))
             except _ContextOverflow as exc:  # the model's doing, not the harness's: no Turn.error
                 self.end_detail = str(exc)
-                return self._end("token_limit")
+                return self._end(EndReason.TOKEN_LIMIT)
             except _OutOfTime as exc:
-                return self._end("timeout", str(exc))
+                return self._end(EndReason.TIMEOUT, str(exc))
             except _Failure as exc:
-                return self._end("server_error", str(exc))
+                return self._end(EndReason.SERVER_ERROR, str(exc))
             turn = self._handle_reply(reply)
             if turn is not None:
                 return turn
@@ -199,9 +200,9 @@ class OpenAIAgent(Agent):
         ):
             for call in calls:
                 self._answer(call["id"], "[not run: the token limit was exceeded]")
-            return self._end("token_limit")
+            return self._end(EndReason.TOKEN_LIMIT)
         if not calls:
-            return self._end("no_tool_call")
+            return self._end(EndReason.NO_TOOL_CALL)
 
         self.usage.tool_calls += len(calls)
         first, extra = calls[0], calls[1:]
