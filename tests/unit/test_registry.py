@@ -116,3 +116,56 @@ def test_a_registered_agent_factory_is_made_by_name(monkeypatch):
     register_agent("termrl-test-noop", lambda: NoopAgent())
     assert "termrl-test-noop" in agent_names() and not needs_model("termrl-test-noop")
     assert isinstance(make_builtin_agent("termrl-test-noop"), NoopAgent)
+
+
+def test_the_backends_table_names_bwrap_and_docker():
+    from pytest_termrl.sandbox.base import BACKENDS, backend_names
+
+    assert backend_names() == ["bwrap", "docker"] and list(BACKENDS) == ["bwrap", "docker"]
+    with pytest.raises(KeyError, match="unknown sandbox backend 'bwarp'; known: bwrap, docker"):
+        BACKENDS.get("bwarp")
+
+
+def test_the_fault_families_table_one_module_each_in_a_fixed_order():
+    from pytest_termrl.faults import ALIASES, CLEAN, FAMILIES, FaultFamily, family
+
+    order = ["perm_denied", "moved_input", "blocking_fifo", "readonly_output", "unsearchable_dir"]
+    assert list(FAMILIES) == order and ALIASES["mix"] == order and CLEAN not in FAMILIES
+    for name, fam in FAMILIES.items():
+        assert isinstance(fam, FaultFamily) and fam.name == name and family(name) is fam
+        assert type(fam).__module__ == f"pytest_termrl.faults.{name}"
+    assert ALIASES["heldout"] == ["blocking_fifo"]
+
+
+def test_the_importers_table_tries_the_formats_in_order(tmp_path):
+    from pytest_termrl.tasks.importers import FORMATS, IMPORTERS, detect_format
+
+    assert list(IMPORTERS) == ["terminal_bench", "harbor", "native", "dockerless"] and FORMATS == tuple(IMPORTERS)
+    both = tmp_path / "both"
+    both.mkdir()
+    (both / "task.toml").write_text("id = 'x'\n")
+    assert detect_format(both) == "native"
+    (both / "task.yaml").write_text("instruction: x\n")
+    assert detect_format(both) == "terminal_bench"  # task.yaml is tried first
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text("")
+    assert detect_format(rows) == "dockerless" and detect_format(tmp_path / "absent") is None
+
+
+def test_the_graders_and_parsers_tables():
+    from pytest_termrl.verifier.parsers import PARSERS, parser_problem
+    from pytest_termrl.verifier.parsers.pytest_summary import parse_pytest_summary
+    from pytest_termrl.verifier.pytest_grader import failed, grade
+    from pytest_termrl.verifier.verify import GRADERS, Grader
+
+    assert list(GRADERS) == ["pytest", "script", "parsed"]
+    assert GRADERS["pytest"] == Grader(grade, failed)
+    assert GRADERS.get("no-such-kind", GRADERS["pytest"]) is GRADERS["pytest"]
+    assert PARSERS.names() == ["pytest"] and PARSERS["pytest"] is parse_pytest_summary
+    assert parser_problem(None) == "parser_name None has no parser here (known: pytest)"
+
+
+def test_the_modes_table():
+    from pytest_termrl.modes import DEFAULT_MODE, MODES
+
+    assert sorted(MODES) == ["audit", "freeze", "run", "selfcheck"] and DEFAULT_MODE in MODES
