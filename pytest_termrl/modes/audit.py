@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from ..validity.audit import ACCIDENTS, REFERENCE, Receipt, format_summary, plan_task, run_accident, summarize
 from ..errors import ContractMismatchError
 from ..tasks.contracts import check_task_files
 from ..tasks.suite import LoadedTask
+from ..validity.audit import ACCIDENTS, REFERENCE, Receipt, format_summary, plan_task, run_accident, summarize
 from .base import Mode, clean_specs, keep_record
+from .protocol import ControllerView
 
 PLANS_KEY = pytest.StashKey[dict]()
 """config.stash: each task's audit plan, made once per process and reused by its accidents."""
@@ -58,7 +59,7 @@ class AuditMode(Mode):
     def log_line(self, record):
         return {"episode_id": f"{record['task_id']}-{record['accident']}", **record}
 
-    def summary(self, terminalreporter, controller):
+    def summary(self, terminalreporter: pytest.TerminalReporter, controller: ControllerView, finished: dict | None) -> None:
         terminalreporter.write_sep("=", "pytest-termrl grader audit")
         for line in format_summary(summarize([Receipt.from_dict(r) for r in controller.records])):
             terminalreporter.write_line(line)

@@ -2,7 +2,9 @@
 
 A mode is one module of this package holding one :class:`Mode` object and the fixture its
 test asks for; :mod:`pytest_termrl.modes` lists them. The plugin collects, logs and
-summarises by asking the run's mode, never by comparing mode names.
+summarises by asking the run's mode, never by comparing mode names. What a mode needs of
+the plugin lives here (the stash keys it reads) or comes as an argument (the controller,
+seen through :class:`~.protocol.ControllerView`): no mode imports the plugin.
 """
 
 from __future__ import annotations
@@ -13,11 +15,23 @@ from typing import Callable
 import pytest
 
 from ..episode import EpisodeSpec
+from ..faults import CLEAN
+from ..report.record import EndReason
 from ..settings import TermrlOptions
+from ..tasks.model import Task
 from ..tasks.suite import LoadedTask
+from .protocol import ControllerView
 
 RECORD_KEY = pytest.StashKey[dict]()
 """item.stash: the plain-builtins record a mode's fixture made; it rides on the call report."""
+
+OPTIONS_KEY = pytest.StashKey[TermrlOptions]()
+"""config.stash: the run's options, read once at configure by the plugin; modes read them here."""
+
+
+def run_options(config: pytest.Config) -> TermrlOptions:
+    """The run's options, as the plugin stashed them at configure."""
+    return config.stash[OPTIONS_KEY]
 
 
 class Mode:
@@ -55,27 +69,31 @@ class Mode:
         return None
 
     def failure_record(
-        self, spec: EpisodeSpec, options: TermrlOptions, message: str, *, end_reason: str = "harness_error",
-        model: str | None = None, task=None,
+        self, spec: EpisodeSpec, options: TermrlOptions, message: str, *, end_reason: EndReason = EndReason.HARNESS_ERROR,
+        model: str | None = None, task: Task | None = None,
     ) -> dict | None:
         """The record of an item that never finished: its setup failed, or its worker died
-        (``end_reason`` 'worker_crashed'). None: the failure is only pytest's."""
+        (``end_reason`` :attr:`EndReason.WORKER_CRASHED`). None: the failure is only pytest's."""
         return None
 
-    def finish(self, controller, config) -> None:
-        """At the end of the session, on the controller: write what the records add up to."""
+    def finish(self, controller: ControllerView, config: pytest.Config) -> dict | None:
+        """At the end of the session, on the controller: write what the records add up to.
 
-    def summary(self, terminalreporter, controller) -> None:
-        """The mode's section of the terminal summary, on the controller."""
+        Returns what :meth:`summary` then shows (None: nothing beyond the records).
+        """
+        return None
+
+    def summary(self, terminalreporter: pytest.TerminalReporter, controller: ControllerView, finished: dict | None) -> None:
+        """The mode's section of the terminal summary, on the controller (``finished``: what :meth:`finish` returned)."""
 
 
 def clean_specs(suite_id: str, loaded: LoadedTask, names, prompt: str) -> list[tuple[EpisodeSpec, str]]:
     """One clean item per name, labelled '<task>-<name>' (the validity modes' grid)."""
     task_id = loaded.task.id
-    return [(EpisodeSpec(suite_id, task_id, name, prompt, 0, label=f"{task_id}-{name}"), "clean") for name in names]
+    return [(EpisodeSpec(suite_id, task_id, name, prompt, 0, label=f"{task_id}-{name}"), CLEAN) for name in names]
 
 
-def keep_record(request, spec: EpisodeSpec, result: dict) -> dict:
+def keep_record(request: pytest.FixtureRequest, spec: EpisodeSpec, result: dict) -> dict:
     """An item's result with its suite, stashed for its report; what the mode's test then judges."""
     record = {**result, "suite": spec.suite}
     request.node.stash[RECORD_KEY] = record

@@ -7,9 +7,11 @@ from pathlib import Path
 import pytest
 
 from ..episode import EpisodeSpec
-from ..validity.freeze import freeze_task
+from ..faults import CLEAN
 from ..tasks.contracts import CONTRACTS_FILE, merge_contracts, parse_contract_line
-from .base import Mode, keep_record
+from ..validity.freeze import freeze_task
+from .base import Mode, keep_record, run_options
+from .protocol import ControllerView
 
 
 def test_freeze(termrl_spec, termrl_freeze_result):
@@ -23,14 +25,12 @@ def termrl_freeze_result(request, termrl_harness, termrl_task, termrl_spec):
     return keep_record(request, termrl_spec, freeze_task(termrl_harness, termrl_task, families=frozen_families(request.config)).to_dict())
 
 
-def frozen_families(config) -> list[str] | None:
+def frozen_families(config: pytest.Config) -> list[str] | None:
     """The fault families a freeze validates: all, unless ``--termrl-families`` (or its ini
     key) names some; ``clean`` alone validates none (a quick freeze for clean episodes)."""
-    from ..plugin.keys import termrl_options
-
     if not (config.getoption("termrl_families", None) or config.getini("termrl_families")):
         return None
-    return [name for name in termrl_options(config).families if name != "clean"]
+    return [name for name in run_options(config).families if name != CLEAN]
 
 
 class FreezeMode(Mode):
@@ -44,9 +44,9 @@ class FreezeMode(Mode):
 
     def specs(self, suite_id, loaded, options):
         task_id = loaded.task.id
-        return [(EpisodeSpec(suite_id, task_id, "freeze", "reference", 0, label=task_id), "clean")]
+        return [(EpisodeSpec(suite_id, task_id, "freeze", "reference", 0, label=task_id), CLEAN)]
 
-    def finish(self, controller, config):
+    def finish(self, controller: ControllerView, config: pytest.Config) -> None:
         """Merge this session's contracts into each suite's contracts.jsonl (tasks not run keep theirs)."""
         by_suite: dict[str, list[dict]] = {}
         for frozen in frozen_by_task(controller).values():
@@ -55,15 +55,16 @@ class FreezeMode(Mode):
         for suite_root, results in sorted(by_suite.items()):
             path = Path(suite_root) / CONTRACTS_FILE
             merge_contracts(path, [parse_contract_line(path, 0, frozen["contract"]) for frozen in results])
+        return None
 
-    def summary(self, terminalreporter, controller):
+    def summary(self, terminalreporter: pytest.TerminalReporter, controller: ControllerView, finished: dict | None) -> None:
         frozen = frozen_by_task(controller)
         good = sum(1 for r in frozen.values() if r.get("contract"))
         terminalreporter.write_sep("=", "pytest-termrl freeze")
         terminalreporter.write_line(f"{good} of {len(frozen)} task(s) frozen")
 
 
-def frozen_by_task(controller) -> dict[str, dict]:
+def frozen_by_task(controller: ControllerView) -> dict[str, dict]:
     """The last freeze result of each task id."""
     return {r["task_id"]: r for r in controller.records}
 

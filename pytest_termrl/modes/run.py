@@ -7,11 +7,13 @@ import json
 import pytest
 
 from ..episode import EpisodeSpec
+from ..faults import CLEAN
 from ..report.episodes import latest_per_key
 from ..report.outputs import write_whole
-from ..report.record import EpisodeRecord
+from ..report.record import EndReason, EpisodeRecord
 from ..report.summary import format_table, summarize
 from .base import RECORD_KEY, Mode
+from .protocol import ControllerView
 
 JUNIT_FIELDS = ("episode_id", "agent", "family", "prompt", "safe_success", "reward", "tests_passed", "tests_total", "end_reason", "commands_used")
 
@@ -28,9 +30,10 @@ def termrl_outcome(request, termrl_harness, termrl_spec, termrl_task, termrl_san
     outcome = termrl_harness.play(termrl_spec, termrl_task, termrl_sandbox, termrl_agent, fault=termrl_fault)
     record = outcome.to_record()
     record.endpoint = getattr(termrl_agent, "base_url", None)
-    request.node.stash[RECORD_KEY] = record.to_dict()
+    plain = record.to_dict()  # plain builtins (an end reason as its string): they travel on xdist's reports
+    request.node.stash[RECORD_KEY] = plain
     properties = request.node.user_properties
-    properties += [(f"termrl_{name}", getattr(record, name)) for name in JUNIT_FIELDS]
+    properties += [(f"termrl_{name}", plain[name]) for name in JUNIT_FIELDS]
     properties.append(("termrl_collateral", len(record.collateral)))
     if termrl_fault is not None:
         properties += [("termrl_observed", record.observed), ("termrl_fault_cleared", record.fault_cleared)]
@@ -74,7 +77,7 @@ class RunMode(Mode):
         return [
             (EpisodeSpec(suite_id, loaded.task.id, family, prompt, attempt), family)
             for family in options.families
-            if family == "clean" or family in targets
+            if family == CLEAN or family in targets
             for prompt in options.prompt_names
             for attempt in range(options.attempts)
         ]
@@ -82,26 +85,26 @@ class RunMode(Mode):
     def log_line(self, record):
         return record
 
-    def failure_record(self, spec, options, message, *, end_reason="harness_error", model=None, task=None):
+    def failure_record(self, spec, options, message, *, end_reason=EndReason.HARNESS_ERROR, model=None, task=None):
         record = EpisodeRecord.harness_error_record(spec, options.agent, message, model=model, task=task)
-        record.end_reason = end_reason
+        record.end_reason = str(end_reason)  # a plain str: the record travels to the controller on an xdist report
         return record.to_dict()
 
-    def finish(self, controller, config):
+    def finish(self, controller: ControllerView, config: pytest.Config) -> dict:
         """The summary of every episode: an earlier run's (with --termrl-resume) and this session's, one record per key."""
         options = controller.options
         summary = summarize(latest_per_key([*controller.earlier, *controller.records]).records)
         summary["left_out"] = [controller.left_out[key] for key in sorted(controller.left_out)]
         config.hook.pytest_termrl_modify_report(config=config, summary=summary)
-        controller.summary = summary
         if options.report is not None:
             try:
                 write_whole(options.report, json.dumps(summary, indent=2, sort_keys=True) + "\n")
             except OSError as exc:
                 controller.write_failed(f"the JSON summary could not be written to {options.report}", exc, options.report)
+        return summary
 
-    def summary(self, terminalreporter, controller):
-        summary, options = controller.summary, controller.options
+    def summary(self, terminalreporter: pytest.TerminalReporter, controller: ControllerView, finished: dict | None) -> None:
+        summary, options = finished, controller.options
         if not summary or not (summary["rows"] or summary.get("left_out")):
             return
         terminalreporter.write_sep("=", "pytest-termrl summary")

@@ -6,6 +6,7 @@ import pytest
 
 from ..validity.selfcheck import CHECKS, run_check
 from .base import Mode, clean_specs, keep_record
+from .protocol import ControllerView
 
 
 def test_selfcheck(termrl_spec, termrl_check_result):
@@ -37,7 +38,7 @@ class SelfcheckMode(Mode):
     def log_line(self, record):
         return {"episode_id": f"{record['task_id']}-{record['check']}", **record}
 
-    def summary(self, terminalreporter, controller):
+    def summary(self, terminalreporter: pytest.TerminalReporter, controller: ControllerView, finished: dict | None) -> None:
         checks = controller.records
         by_task: dict[str, list[dict]] = {}
         for check in checks:

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from ..episode import EpisodeSpec
+from ..faults import CLEAN
 from ..modes import MODES, Mode
 from ..settings import TermrlOptions
 from ..tasks.contracts import CONTRACTS_FILE
@@ -74,7 +75,7 @@ def left_out_pairs(suite: Suite, suite_id: str, options: TermrlOptions, mode: Mo
         if options.split and loaded.split != options.split or loaded.contract is None:
             continue
         for family in options.families:
-            if family != "clean" and family not in loaded.contract.fault_targets:
+            if family != CLEAN and family not in loaded.contract.fault_targets:
                 reason = loaded.contract.excluded_faults.get(family) or "no validated target in the contract (freeze again to validate it)"
                 pairs.append({"suite": suite_id, "task_id": loaded.task.id, "family": family, "reason": str(reason)})
     return pairs

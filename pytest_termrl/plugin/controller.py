@@ -20,20 +20,23 @@ import pytest
 from ..episode import EpisodeSpec
 from ..modes import Mode
 from ..report.artifacts import keep_artifacts
-from ..report.episodes import WORKER_CRASHED, EpisodeLog, describe_os_error, latest_per_key, read_log, settled
+from ..report.episodes import EpisodeLog, describe_os_error, latest_per_key, read_log, settled
 from ..report.outputs import OutputError, RunClaim
+from ..report.record import EndReason
 from ..settings import TermrlOptions
 from ..tasks.contracts import CONTRACTS_FILE
 from ..tasks.suite import LoadedTask, load_suite
 from .collection import suite_grid
 from .keys import CONTROLLER_KEY, ENDPOINT_KEY, LEFT_OUT_KEY, SIGTERM_KEY
-from .server import model_endpoint
+from .server import model_endpoint, played_by_model
 
 WRITE_FAILED = pytest.ExitCode.INTERNAL_ERROR
 """The exit status of a run that could not write some of its results (no traceback: each is named)."""
 
 
 class Controller:
+    """The run's one owner of its outputs; modes see it as a :class:`~pytest_termrl.modes.ControllerView`."""
+
     def __init__(self, config, options: TermrlOptions, mode: Mode) -> None:
         self.config = config
         self.options = options
@@ -43,6 +46,7 @@ class Controller:
         self.earlier: list[dict] = []
         """With --termrl-resume: the log's records from earlier runs, one per episode key."""
         self.summary: dict | None = None
+        """What the mode's ``finish`` returned (the run mode's summary), handed back to its ``summary``."""
         self.done: set = set()
         """Places (:meth:`place_of`) of episodes an earlier run settled (with --termrl-resume): not run again."""
         self.notes: list[str] = []
@@ -151,7 +155,7 @@ class Controller:
             return None
         spec, loaded = found
         model = episode_identity(self.config, self.options)[1] or None
-        return self.mode.failure_record(spec, self.options, message, end_reason=WORKER_CRASHED, model=model, task=loaded.task)
+        return self.mode.failure_record(spec, self.options, message, end_reason=EndReason.WORKER_CRASHED, model=model, task=loaded.task)
 
     def spec_of(self, nodeid: str) -> tuple[EpisodeSpec, LoadedTask] | None:
         """The spec behind a node id, from the contracts file it names, collected again on the controller.
@@ -188,7 +192,7 @@ class Controller:
         if self.log is not None:
             self.log.close()
         try:
-            self.mode.finish(self, session.config)
+            self.summary = self.mode.finish(self, session.config)
         except OSError as exc:
             self.write_failed(f"the {self.mode.name} results could not be written", exc)
         if self.html_path is not None and (self.records or self.earlier):
@@ -197,7 +201,7 @@ class Controller:
             session.exitstatus = WRITE_FAILED
 
     def pytest_terminal_summary(self, terminalreporter):
-        self.mode.summary(terminalreporter, self)
+        self.mode.summary(terminalreporter, self, self.summary)
         if self.html_path is not None and (self.records or self.earlier):
             unwritten = " (not written: see below)" if self.html_path in self.unwritten else ""
             terminalreporter.write_line(f"HTML report: {self.html_path}{unwritten}")
@@ -258,7 +262,7 @@ class XdistController:
         if record is not None:
             report.termrl_episode = record
             self.controller.say(f"pytest-termrl: episode {record['episode_id']} was lost with its worker: recorded as a "
-                                f"harness error (end reason {WORKER_CRASHED}); --termrl-resume plays it again")
+                                f"harness error (end reason {EndReason.WORKER_CRASHED}); --termrl-resume plays it again")
 
 
 def done_keys(config) -> set:
@@ -271,7 +275,7 @@ def done_keys(config) -> set:
 
 def episode_identity(config, options: TermrlOptions) -> tuple[str, str]:
     """(agent, model) of this run's episode keys, as --termrl-agent and the endpoint name them."""
-    if options.agent != "openai":
+    if not played_by_model(options.agent):
         return options.agent, ""
     from ..serving.model_run import model_name
 

@@ -15,7 +15,7 @@ from ..harness import Harness
 from ..sandbox import SandboxSettings, make_backend
 from ..sandbox.layout import default_workroot
 from .keys import POOL_KEY, loaded_task, termrl_options
-from .server import model_endpoint
+from .server import model_endpoint, played_by_model
 
 
 @pytest.fixture(scope="session")
@@ -74,7 +74,7 @@ def termrl_agent(request, termrl_spec, termrl_task):
     agent = config.hook.pytest_termrl_make_agent(config=config, spec=termrl_spec, task=termrl_task.task)
     if agent is None:
         options = termrl_options(config)
-        if options.agent == "openai":
+        if played_by_model(options.agent):
             from ..serving.model_run import make_openai_agent
 
             served = model_endpoint(config)[1]

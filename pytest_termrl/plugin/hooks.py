@@ -12,12 +12,13 @@ from .. import hookspecs
 from ..agents import load_predictions
 from ..agents.prompts import REPO_PROMPTS_DIR, resolve_prompt
 from ..errors import SetupFailed, TermrlError
-from ..modes import MODES, RECORD_KEY
+from ..modes import MODES, OPTIONS_KEY, RECORD_KEY
 from ..tasks.contracts import CONTRACTS_FILE
 from ..report.outputs import OutputError
+from ..report.record import EndReason
 from .collection import ContractsModule, is_inside_suite, names_a_suite
 from .controller import Controller, XdistController, done_keys, episode_identity
-from .keys import CONTROLLER_KEY, LEFT_OUT_KEY, OPTIONS_KEY, SIGTERM_KEY, SUITES_KEY, is_controller, termrl_options
+from .keys import CONTROLLER_KEY, LEFT_OUT_KEY, SIGTERM_KEY, SUITES_KEY, is_controller, termrl_options
 from .options import add_options, read_options
 from .progress import Progress
 from .server import start_model_server, stop_model_server
@@ -186,10 +187,10 @@ def pytest_runtest_makereport(item, call):
         if spec is not None:
             options = termrl_options(item.config)
             if setup_failed:
-                message, end_reason = str(call.excinfo.value), "setup_failed"
+                message, end_reason = str(call.excinfo.value), EndReason.SETUP_FAILED
             else:
                 message = str(report.longrepr).strip().splitlines()[-1] if report.longrepr else "setup failed"
-                end_reason = "harness_error"
+                end_reason = EndReason.HARNESS_ERROR
             model = episode_identity(item.config, options)[1] or None
             loaded = item.config.stash.get(SUITES_KEY, {}).get((spec.suite, spec.task_id))
             failure = MODES[options.mode].failure_record(spec, options, message, end_reason=end_reason, model=model, task=loaded and loaded.task)

@@ -1,14 +1,16 @@
-"""The stash keys the plugin's modules share (config.stash and item.stash, never module state)."""
+"""The stash keys the plugin's modules share (config.stash and item.stash, never module state).
+
+The keys a mode reads too (the run's options, an item's record) are defined beside
+:class:`~pytest_termrl.modes.Mode`, since modes never import the plugin.
+"""
 
 from __future__ import annotations
 
 import pytest
 
-from ..tasks.suite import LoadedTask
+from ..modes import run_options
 from ..settings import TermrlOptions
-
-OPTIONS_KEY = pytest.StashKey[TermrlOptions]()
-"""config.stash: the run's options, read once at configure."""
+from ..tasks.suite import LoadedTask
 
 SUITES_KEY = pytest.StashKey[dict]()
 """config.stash: {(suite root, task id): LoadedTask} for every collected task."""
@@ -33,7 +35,8 @@ SIGTERM_KEY = pytest.StashKey[object]()
 
 
 def termrl_options(config) -> TermrlOptions:
-    return config.stash[OPTIONS_KEY]
+    """The run's options, read once at configure."""
+    return run_options(config)
 
 
 def is_controller(config) -> bool:

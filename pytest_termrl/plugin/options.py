@@ -12,6 +12,7 @@ from ..faults import ALIASES as FAMILY_ALIASES
 from ..faults import CLEAN, FAMILIES
 from ..modes import DEFAULT_MODE, MODES
 from ..sandbox.base import backend_names
+from .server import played_by_model
 from ..settings import ModelOptions, TermrlOptions
 from ..tasks.suite import SPLITS
 
@@ -84,7 +85,7 @@ def expand_families(text: str, known: list[str]) -> list[str]:
                 raise ValueError(f"--termrl-families: unknown family {name!r}; known: {', '.join(known)} and aliases {aliases}")
             if name not in names:
                 names.append(name)
-    return names or ["clean"]
+    return names or [CLEAN]
 
 
 def chosen_mode(config) -> str:
@@ -118,7 +119,7 @@ def read_options(config) -> TermrlOptions:
         agent=AGENT_ALIASES.get(agent, agent),
         sandbox=pick("termrl_sandbox", "termrl_sandbox", "bwrap"),
         prompts=list(prompts),
-        families=expand_families(pick("termrl_families", "termrl_families", "clean"), KNOWN_FAMILIES),
+        families=expand_families(pick("termrl_families", "termrl_families", CLEAN), KNOWN_FAMILIES),
         attempts=pick("termrl_attempts", default=1),
         salt=get("termrl_salt") or "",
         split=get("termrl_split"),
@@ -175,14 +176,14 @@ def read_options(config) -> TermrlOptions:
     if m.base_url and not m.model:
         raise ValueError("--termrl-base-url needs --termrl-model: the name the endpoint serves")
     plays_agent = MODES[opts.mode].plays_agent
-    known = sorted({*agent_names(), "openai"})
+    known = agent_names()
     if opts.agent not in known and not config.pluginmanager.hook.pytest_termrl_make_agent.get_hookimpls():
         raise ValueError(f"--termrl-agent: unknown agent {opts.agent!r}; known: {', '.join(known)} (or one a pytest_termrl_make_agent hook supplies)")
     backends = backend_names()
     if opts.sandbox not in backends and not config.pluginmanager.hook.pytest_termrl_make_sandbox.get_hookimpls():
         raise ValueError(f"--termrl-sandbox: unknown sandbox backend {opts.sandbox!r}; known: {', '.join(backends)} (or one a pytest_termrl_make_sandbox hook supplies)")
-    if opts.agent == "openai" and plays_agent and not (m.base_url or m.server):
-        raise ValueError("--termrl-agent=openai needs --termrl-base-url or --termrl-server")
+    if played_by_model(opts.agent) and plays_agent and not (m.base_url or m.server):
+        raise ValueError(f"--termrl-agent={opts.agent} needs --termrl-base-url or --termrl-server")
     if opts.agent == "script" and opts.predictions is None and plays_agent:
         raise ValueError("--termrl-agent=script needs --termrl-predictions=FILE")
     return opts

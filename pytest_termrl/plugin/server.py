@@ -4,15 +4,24 @@ from __future__ import annotations
 
 import pytest
 
+from ..agents import agent_names, needs_model
 from ..modes import MODES
-from .keys import ENDPOINT_KEY, SERVER_KEY
 from ..settings import TermrlOptions
+from .keys import ENDPOINT_KEY, SERVER_KEY
+
+
+def played_by_model(agent: str) -> bool:
+    """Whether --termrl-agent names a registered agent that a model behind an OpenAI-compatible endpoint plays.
+
+    An agent only a ``pytest_termrl_make_agent`` hook supplies is not in the registry: not a model's.
+    """
+    return agent in agent_names() and needs_model(agent)
 
 
 def start_model_server(config, options: TermrlOptions) -> None:
     """On the controller only: start the model server once for the whole run, or note the given endpoint."""
     m = options.model
-    if m.server and MODES[options.mode].plays_agent and options.agent == "openai":
+    if m.server and MODES[options.mode].plays_agent and played_by_model(options.agent):
         from ..serving.model_run import start_server
 
         try:
