@@ -21,14 +21,15 @@ from pathlib import Path
 from typing import Protocol
 
 from .agents.base import Agent, AgentContext, EpisodeLimits, Observation
-from .report.record import EpisodeRecord
+from .faults import CLEAN
+from .report.record import EndReason, EpisodeRecord, episode_id
 from .sandbox.base import CommandResult, Sandbox, SandboxBackend, grading_beside
 from .settings import COMMAND_TIMEOUT_S, TEST_TIMEOUT_S
 from .tasks.model import Task
 from .verifier.steps import StepResult, below_min_reward, combine, grade_step
 from .verifier.verify import Verdict, run_hidden_tests
 
-HARNESS_END_REASONS = {"server_error", "harness_error"}
+HARNESS_END_REASONS = {EndReason.SERVER_ERROR, EndReason.HARNESS_ERROR}
 
 
 @dataclass(frozen=True)
@@ -37,7 +38,7 @@ class EpisodeSpec:
 
     suite: str
     task_id: str
-    family: str = "clean"
+    family: str = CLEAN
     prompt: str = "p0_default"
     attempt: int = 0
     label: str | None = None
@@ -45,7 +46,7 @@ class EpisodeSpec:
 
     @property
     def id(self) -> str:
-        return self.label or f"{self.task_id}-{self.family}-{self.prompt}-{self.attempt}"
+        return self.label or episode_id(self.task_id, self.family, self.prompt, self.attempt)
 
 
 class EpisodeMonitor(Protocol):
@@ -215,13 +216,13 @@ def _agent_phase(
             used = len(commands) - first
             out_of_time = time.monotonic() - started > limits.wall_clock_s
             if turn.command is None:
-                return ("timeout" if out_of_time else turn.end_reason or "no_tool_call"), turn.error
+                return (EndReason.TIMEOUT if out_of_time else turn.end_reason or EndReason.NO_TOOL_CALL), turn.error
             if limits.max_commands is not None and used >= limits.max_commands:
-                return "budget_exhausted", None
+                return EndReason.BUDGET_EXHAUSTED, None
             if used >= limits.max_tool_calls:
-                return "tool_call_limit", None
+                return EndReason.TOOL_CALL_LIMIT, None
             if out_of_time:
-                return "timeout", None
+                return EndReason.TIMEOUT, None
             result = sandbox.run(turn.command, settings.command_timeout_s)
             commands.append(
                 CommandRecord(
@@ -246,7 +247,7 @@ def _agent_phase(
                 note="command budget exhausted: further calls will not run" if left == 0 else "",
             )
     except Exception as exc:  # noqa: BLE001 - a crash of the agent or shell is a harness error
-        return "harness_error", f"{type(exc).__name__}: {exc}"
+        return EndReason.HARNESS_ERROR, f"{type(exc).__name__}: {exc}"
 
 
 USAGE_KEYS = ("prompt_tokens", "completion_tokens", "total_tokens", "tool_calls", "malformed_tool_calls")
@@ -277,7 +278,7 @@ def _play_steps(
     each conversation with fresh counts, or keep counting: either way every step counts once).
     """
     results: list[StepResult] = []
-    end_reason, harness_error = "agent_done", None
+    end_reason, harness_error = EndReason.AGENT_DONE, None
     for index, step in enumerate(task.steps):
         step_context = replace(
             context, instruction=step.instruction, solution=step.solution_text(), prediction=context.prediction if index == 0 else None
@@ -292,7 +293,7 @@ def _play_steps(
         transcript += agent.transcript()
         result = StepResult(index, step.name, end_reason, len(commands) - first)
         results.append(result)
-        if end_reason == "harness_error":
+        if end_reason == EndReason.HARNESS_ERROR:
             break
         result.verdict = grade_step(backend, sandbox, task, index, inventory, settings.per_test_timeout_s, scratch)
         result.stopped = below_min_reward(step, result.verdict)
@@ -345,7 +346,7 @@ def run_episode(
     if not beside:
         _stop(sandbox, monitors)
     stood_in = sandbox.stood_in()
-    if not task.steps and (harness_error is None or end_reason != "harness_error"):
+    if not task.steps and (harness_error is None or end_reason != EndReason.HARNESS_ERROR):
         try:
             with grading_beside(sandbox if beside else None):
                 verdict = run_hidden_tests(backend, sandbox, task, inventory, settings.per_test_timeout_s, scratch)

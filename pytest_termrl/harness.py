@@ -12,7 +12,7 @@ from typing import Callable, NamedTuple
 from .agents.base import Agent, AgentContext, EpisodeLimits
 from .agents.builtin import load_predictions
 from .episode import EpisodeMonitor, EpisodeOutcome, EpisodeSettings, EpisodeSpec, run_episode
-from .faults import FAMILIES, FaultMonitor, FaultState
+from .faults import CLEAN, FAMILIES, FaultMonitor, FaultState
 from .oracle.decoys import plant_decoys
 from .oracle.monitor import CollateralMonitor
 from .oracle.policy import Permission, Policy
@@ -81,7 +81,7 @@ class Harness:
 
     def inject(self, loaded: LoadedTask, sandbox: Sandbox, family: str) -> FaultState | None:
         """Break the prepared environment as the family says, at the contract's frozen target."""
-        if family == "clean":
+        if family == CLEAN:
             return None
         target = loaded.contract.fault_targets[family]
         s = sandbox.settings
@@ -161,7 +161,7 @@ class Harness:
         stopped, for a caller that looks inside it and then closes it).
         """
         task_id = loaded.task.id
-        spec = EpisodeSpec("fresh", task_id, "clean", label, 0, label=f"{task_id}-{label}")
+        spec = EpisodeSpec("fresh", task_id, CLEAN, label, 0, label=f"{task_id}-{label}")
         sandbox = self.new_sandbox(loaded, f"fresh-{task_id}-{label}")
         try:
             oracle = self.watch(loaded, sandbox)

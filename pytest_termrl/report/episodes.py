@@ -14,10 +14,10 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from .record import EpisodeRecord, episode_key
+from .record import EndReason, EpisodeRecord, key_of
 
-WORKER_CRASHED = "worker_crashed"
-"""The end reason of an episode whose worker process died while playing it."""
+WORKER_CRASHED = EndReason.WORKER_CRASHED
+"""The end reason of an episode whose worker process died while playing it (:attr:`EndReason.WORKER_CRASHED`)."""
 
 
 class EpisodeLog:
@@ -96,7 +96,7 @@ def settled(record: dict) -> bool:
     grader broke is the harness's failure, never the agent's: a resume plays it again, and
     its new record replaces the old one.
     """
-    return not record.get("harness_error") and record.get("end_reason") != WORKER_CRASHED
+    return not record.get("harness_error") and record.get("end_reason") != EndReason.WORKER_CRASHED
 
 
 @dataclass
@@ -122,7 +122,7 @@ def latest_per_key(records: list[dict], source: str = "") -> LogContents:
     by_key: dict[tuple, dict] = {}
     duplicates = retried = 0
     for record in records:
-        key = episode_key(record)
+        key = key_of(record)
         earlier = by_key.get(key)
         if earlier is not None:
             if settled(earlier):

@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from enum import StrEnum
 
+from ..faults import CLEAN
+
 
 class EndReason(StrEnum):
     """Why an episode (or one phase of it) stopped; written to the log as its plain string value."""
@@ -28,6 +30,24 @@ class EndReason(StrEnum):
     WORKER_CRASHED = "worker_crashed"
 
 
+EpisodeKey = tuple[str, str, str, str]
+"""(suite, episode id, agent, model): what makes an episode the same episode across runs."""
+
+
+def episode_id(task_id: str, family: str, prompt: str, attempt: int | str) -> str:
+    """The id of one point of the grid (task x fault family x prompt x attempt): a test id and a log's ``episode_id``."""
+    return f"{task_id}-{family}-{prompt}-{attempt}"
+
+
+def episode_key(suite: str, episode_id: str, agent: str | None, model: str | None) -> EpisodeKey:
+    """The episode key: resume skips a recorded key, and a log read back keeps the last record of each.
+
+    ``suite`` is the contracts file the episode came from, ``agent`` and ``model`` as recorded
+    (a missing model is the empty string).
+    """
+    return (suite, episode_id, agent, model or "")
+
+
 _FAULT_FIELDS = ("fault", "observed", "observed_at", "fault_cleared", "fabrication")
 """Fields a fault monitor fills in: on the line of an episode with a fault, absent from the others."""
 
@@ -37,7 +57,7 @@ class EpisodeRecord:
     episode_id: str
     suite: str = ""
     task_id: str = ""
-    family: str = "clean"
+    family: str = CLEAN
     prompt: str = "p0_default"
     attempt: int = 0
     agent: str = ""
@@ -76,9 +96,9 @@ class EpisodeRecord:
     """Keys this schema does not name (a rollout's position, a later version's fields)."""
 
     @property
-    def key(self) -> tuple[str, str, str, str]:
+    def key(self) -> EpisodeKey:
         """What makes an episode the same episode across runs: resume skips a recorded key."""
-        return (self.suite, self.episode_id, self.agent, self.model or "")
+        return episode_key(self.suite, self.episode_id, self.agent, self.model)
 
     @classmethod
     def harness_error_record(cls, spec, agent: str, message: str, model: str | None = None, task=None) -> "EpisodeRecord":
@@ -103,7 +123,8 @@ class EpisodeRecord:
         for f in fields(self):
             if f.name == "extra" or (f.name in _FAULT_FIELDS and self.fault is None) or (f.name == "fault_error" and self.fault_error is None):
                 continue
-            out[f.name] = getattr(self, f.name)
+            value = getattr(self, f.name)
+            out[f.name] = str(value) if isinstance(value, EndReason) else value
         out.update(self.extra)
         return out
 
@@ -115,8 +136,8 @@ class EpisodeRecord:
         return cls(**known, extra=extra)
 
 
-def episode_key(record: dict | EpisodeRecord) -> tuple[str, str, str, str]:
-    """The resume key of a record, typed or as read from a log line."""
+def key_of(record: dict | EpisodeRecord) -> EpisodeKey:
+    """The episode key of a record, typed or as read from a log line."""
     if isinstance(record, EpisodeRecord):
         return record.key
-    return (record.get("suite", ""), record["episode_id"], record.get("agent", ""), record.get("model") or "")
+    return episode_key(record.get("suite", ""), record["episode_id"], record.get("agent", ""), record.get("model"))

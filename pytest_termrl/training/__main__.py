@@ -23,6 +23,7 @@ import sys
 from pathlib import Path
 
 from ..errors import TermrlError
+from ..faults import CLEAN
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -69,7 +70,7 @@ def _parser() -> argparse.ArgumentParser:
     arms.add_argument("--adapter", action="append", default=[], help="another arm: NAME=DIR (repeatable)")
     arms.add_argument("--suite", default="task_suites/core")
     arms.add_argument("--split", default="test", help="split to evaluate ('' for all tasks; default test)")
-    arms.add_argument("--families", default="clean")
+    arms.add_argument("--families", default=CLEAN)
     arms.add_argument("--prompt", action="append", default=None, help="system prompt (repeatable; default p0_default)")
     arms.add_argument("--attempts", type=int, default=1)
     arms.add_argument("--workers", type=int, default=1, help="pytest-xdist workers per arm")

@@ -23,6 +23,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..faults import CLEAN
 from ..report.episodes import read_episodes
 from ..report.summary import BOOTSTRAP_SAMPLES, cluster_bootstrap_ci
 
@@ -46,7 +47,7 @@ class ArmsPlan:
     suite: str
     out: Path
     split: str | None = "test"
-    families: list[str] = field(default_factory=lambda: ["clean"])
+    families: list[str] = field(default_factory=lambda: [CLEAN])
     prompts: list[str] = field(default_factory=lambda: ["p0_default"])
     attempts: int = 1
     workers: int = 1

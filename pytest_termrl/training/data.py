@@ -189,7 +189,7 @@ def action_key(messages: list[dict]) -> str:
 
 def is_recovery(record: EpisodeRecord) -> bool:
     """A safe success after a fault the agent observed (the episode recovered from it)."""
-    return record.family != "clean" and bool(record.observed)
+    return record.family != CLEAN and bool(record.observed)
 
 
 @dataclass
@@ -361,7 +361,7 @@ def salted_order(salt: str, key: str) -> str:
 def grpo_rows(
     suite_root: Path | str,
     split: str = "train",
-    families: list[str] = ("clean",),
+    families: list[str] = (CLEAN,),
     *,
     salt: str = "termrl",
     prompt: str = "p0_default",
@@ -405,7 +405,7 @@ def grpo_rows(
         if split != "any" and loaded.split != split:
             continue
         for family in families:
-            if family != "clean" and family not in loaded.contract.fault_targets:
+            if family != CLEAN and family not in loaded.contract.fault_targets:
                 continue  # the freeze found no valid target for this (task, family)
             spec = EpisodeSpec(str(root), loaded.task.id, family, prompt_name)
             context = harness.context(spec, loaded)

@@ -40,9 +40,10 @@ from ..agents.base import Agent, AgentContext, Observation, Turn
 from ..agents.conversation import initial_messages
 from ..agents.openai_agent import NOT_RUN
 from ..episode import EpisodeOutcome, EpisodeSpec
+from ..faults import CLEAN
 from ..harness import Harness
 from ..report.episodes import EpisodeLog
-from ..report.record import EpisodeRecord
+from ..report.record import EndReason, EpisodeRecord, episode_id
 from ..tasks.suite import LoadedTask, load_suite
 
 ENDED_TEXT = "[the command was not run: the episode ended ({reason})]"
@@ -84,7 +85,7 @@ class BridgeAgent(Agent):
         item = self.commands.get()
         if item is _END:
             self.messages.append({"role": "assistant", "content": ""})
-            return Turn(end_reason="no_tool_call")
+            return Turn(end_reason=EndReason.NO_TOOL_CALL)
         self._seq += 1
         self._pending = f"call_{self._seq}"
         self.usage.tool_calls += 1
@@ -123,9 +124,9 @@ class Rollout:
         self.row = row
         self.index = index
         self.loaded = session.task(row["suite"], row["task_id"])
-        family = row.get("family", "clean")
+        family = row.get("family", CLEAN)
         prompt = row.get("prompt_name") or "p0_default"
-        label = f"{row['task_id']}-{family}-{prompt}-r{index}"
+        label = episode_id(row["task_id"], family, prompt, f"r{index}")
         self.spec = EpisodeSpec(str(Path(row["suite"])), row["task_id"], family, prompt, attempt=index, label=label)
         self.salt = str(row.get("salt", ""))
         self.agent = BridgeAgent(session.model_name)
@@ -174,12 +175,12 @@ class Rollout:
         """Run one command of the model's; the observation text (or why it did not run)."""
         with self._lock:
             if self.ended.is_set() or self.end_requested:
-                return ENDED_TEXT.format(reason=self.end_reason or "stopped")
+                return ENDED_TEXT.format(reason=self.end_reason or EndReason.STOPPED)
             self.commands_sent += 1
             self.agent.commands.put(command)
             reply = self.agent.observations.get()
         if reply is _END:
-            return ENDED_TEXT.format(reason=self.end_reason or "stopped")
+            return ENDED_TEXT.format(reason=self.end_reason or EndReason.STOPPED)
         return reply
 
     end_requested = False

@@ -32,6 +32,7 @@ from typing import Callable
 from ..serving import chat_format
 from ..agents.base import EpisodeLimits
 from ..agents.conversation import tool_schemas
+from ..faults import CLEAN
 from ..harness import default_harness
 from ..settings import COMMAND_TIMEOUT_S, OUTPUT_CAP_CHARS, TEST_TIMEOUT_S
 from .config import to_dict
@@ -49,7 +50,7 @@ class GrpoOptions:
     out: str | None = field(default=None, metadata={"help": "folder for the adapter"})
     suite: str = field(default="task_suites/core", metadata={"help": "suite folder (with contracts.jsonl and splits.json)"})
     split: str = field(default="train", metadata={"help": "split whose tasks are played (train, dev_search, dev_monitor, any; never test)"})
-    families: list[str] = field(default_factory=lambda: ["clean"], metadata={"help": "fault families"})
+    families: list[str] = field(default_factory=lambda: [CLEAN], metadata={"help": "fault families"})
     tasks: list[str] | None = field(default=None, metadata={"help": "only these task ids"})
     prompt: str = field(default="p0_default", metadata={"help": "system prompt by name or path"})
     salt: str = field(default="termrl", metadata={"help": "salt of the row order (and of fault targets)"})

@@ -12,7 +12,7 @@ from functools import partial
 
 from ..agents.builtin import NoopAgent, ReferenceAgent
 from ..episode import EpisodeOutcome
-from ..faults import FAMILIES, freeze_fault_targets, validate_pair
+from ..faults import CLEAN, FAMILIES, freeze_fault_targets, validate_pair
 from ..harness import Harness
 from ..verifier.verify import run_hidden_tests
 from ..oracle.monitor import CollateralMonitor
@@ -85,7 +85,7 @@ def freeze_task(harness: Harness, loaded: LoadedTask, suite_root_name: str = "",
     if families is not None:
         for name in FAMILIES:
             if name not in families:
-                faults.excluded[name] = "not validated: frozen with --termrl-families=" + (",".join(families) or "clean")
+                faults.excluded[name] = "not validated: frozen with --termrl-families=" + (",".join(families) or CLEAN)
     result.contract = Contract(
         task_id=task.id,
         path=task.root.name,

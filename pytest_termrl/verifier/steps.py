@@ -106,7 +106,7 @@ class StepResult:
         return {
             "step": self.index + 1,
             "name": self.name,
-            "end_reason": self.end_reason,
+            "end_reason": None if self.end_reason is None else str(self.end_reason),
             "commands": self.commands,
             "reward": self.reward,
             "passed": verdict.passed if verdict is not None else 0,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import PurePath
 
+from ..record import episode_key
 from .runs import Run
 
 OUTCOMES = ("safe_success", "correct_unsafe", "incorrect", "fabrication", "harness_error")
@@ -62,9 +63,10 @@ def instruction_of(record: dict) -> str:
 
 
 def episode_uid(run: str, record: dict) -> str:
-    """Stable across rebuilds of the same logs: the permalink of an episode."""
+    """Stable across rebuilds of the same logs: the permalink of an episode, its run and its key (the suite by name)."""
     suite = PurePath(str(record.get("suite") or "")).name
-    return "/".join([run, str(record.get("agent") or ""), str(record.get("model") or "-"), suite, str(record["episode_id"])])
+    suite, episode, agent, model = episode_key(suite, str(record["episode_id"]), str(record.get("agent") or ""), record.get("model"))
+    return "/".join([run, agent, str(model or "-"), suite, episode])
 
 
 def duration_of(record: dict) -> float:

@@ -45,7 +45,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ...faults import resolve_families
+from ...faults import CLEAN, resolve_families
 from ...report.episodes import read_episodes
 from ...report.summary import cluster_bootstrap_ci
 from ..arms import paired_bootstrap_diff
@@ -70,7 +70,7 @@ class DemoOptions:
     """Four instances of each template variant (most families have four)."""
     families_generated: list[str] | None = None
     """suitegen families to draw instances of (None: all)."""
-    teacher_families: list[str] = field(default_factory=lambda: ["clean", "train"])
+    teacher_families: list[str] = field(default_factory=lambda: [CLEAN, "train"])
     """Fault families (and clean; aliases as ``--termrl-families``) of the recovery examples."""
     fault_every: int = 4
     """Every N-th instance (in id order) is also played with one teacher fault family, the
@@ -90,7 +90,7 @@ class DemoOptions:
     warmup_steps: int = 30
     max_length: int = 1536
     threads: int = 2
-    eval_families: list[str] = field(default_factory=lambda: ["clean", "train", "heldout"])
+    eval_families: list[str] = field(default_factory=lambda: [CLEAN, "train", "heldout"])
     eval_tasks: list[str] | None = None
     """Core test tasks to evaluate (None: the whole test split)."""
     eval_fault_tasks: int = 6
@@ -113,9 +113,9 @@ class DemoOptions:
     @classmethod
     def small(cls, out: str) -> "DemoOptions":
         """The CI tier: two families, a handful of examples, a few steps, two test tasks."""
-        return cls(out=out, per_family=2, families_generated=["tarball", "jsonextract"], teacher_families=["clean", "perm_denied"],
+        return cls(out=out, per_family=2, families_generated=["tarball", "jsonextract"], teacher_families=[CLEAN, "perm_denied"],
                    fault_every=1, max_steps=3, warmup_steps=0, max_length=1024,
-                   eval_tasks=["tarball_00", "jsonextract_03"], eval_families=["clean", "perm_denied"], eval_fault_tasks=1,
+                   eval_tasks=["tarball_00", "jsonextract_03"], eval_families=[CLEAN, "perm_denied"], eval_fault_tasks=1,
                    servers=1, max_generated_tokens=256, max_total_tokens=2048)
 
 
@@ -150,11 +150,11 @@ class Demo:
 
     @property
     def teacher_families(self) -> str:
-        return ",".join(resolve_families(["clean", *self.o.teacher_families]))
+        return ",".join(resolve_families([CLEAN, *self.o.teacher_families]))
 
     def fault_plan(self, tasks: list[str]) -> dict[str, list[str]]:
         """Fault family -> the instances played with it (each instance at most one)."""
-        faults = [f for f in self.teacher_families.split(",") if f != "clean"]
+        faults = [f for f in self.teacher_families.split(",") if f != CLEAN]
         plan: dict[str, list[str]] = {f: [] for f in faults}
         every = max(1, self.o.fault_every)
         for i, task_id in enumerate(sorted(tasks)):
@@ -186,12 +186,12 @@ class Demo:
         self.echo(f"{len(written)} instance(s) of seed {self.o.seed}; {len(dropped)} dropped as copies of core test/dev tasks")
         plan = self.fault_plan(kept)
         faulted = {t for group in plan.values() for t in group}
-        groups = [("clean", [t for t in kept if t not in faulted])] + [(f, group) for f, group in plan.items() if group]
+        groups = [(CLEAN, [t for t in kept if t not in faulted])] + [(f, group) for f, group in plan.items() if group]
         for family, group in groups:
             if not group:
                 continue
             workers = ["-n", "2"] if len(group) > 1 else []
-            families = "clean" if family == "clean" else f"clean,{family}"
+            families = CLEAN if family == CLEAN else f"{CLEAN},{family}"
             self.run(self.pytest(str(self.suite), *workers, "--termrl-freeze", "-k", keyword_for(group), f"--termrl-families={families}"),
                      ok=OK_EXIT_CODES, log=self.out / f"freeze-{family}.log")
         frozen = sum(1 for line in (self.suite / "contracts.jsonl").read_text().splitlines() if line.strip())
@@ -246,8 +246,8 @@ class Demo:
     def eval_selection(self) -> list[str]:
         """``-k`` for the eval: the tasks clean, and the fault tasks under every family."""
         o = self.o
-        families = resolve_families(["clean", *o.eval_families])
-        faults = [f for f in families if f != "clean"]
+        families = resolve_families([CLEAN, *o.eval_families])
+        faults = [f for f in families if f != CLEAN]
         tasks = list(o.eval_tasks) if o.eval_tasks else split_test_tasks(Path(o.core))
         fault_tasks = tasks
         if faults and o.eval_fault_tasks:
@@ -255,7 +255,7 @@ class Demo:
         self.facts["eval"] = {"families": families, "tasks": len(tasks), "fault_tasks": sorted(fault_tasks)}
         if not faults or fault_tasks == tasks:
             return ["-k", keyword_for(tasks)] if o.eval_tasks else []
-        clean = f"(clean and ({keyword_for(tasks)}))" if o.eval_tasks else "clean"
+        clean = f"({CLEAN} and ({keyword_for(tasks)}))" if o.eval_tasks else CLEAN
         return ["-k", f"{clean} or {keyword_for(fault_tasks)}"]
 
     def stage_eval(self) -> None:
@@ -353,7 +353,7 @@ def _values(records: list[dict], family: str) -> dict[str, list[float]]:
 def compare_arms(logs: dict[str, Path]) -> dict:
     """``arms.<arm>.<family>`` figures and ``paired.<family>`` (trained minus base) from episode logs."""
     records = {arm: read_episodes(Path(path)) for arm, path in logs.items()}
-    families = sorted({r["family"] for rs in records.values() for r in rs}, key=lambda f: (f != "clean", f))
+    families = sorted({r["family"] for rs in records.values() for r in rs}, key=lambda f: (f != CLEAN, f))
     arms: dict = {}
     for arm, rs in records.items():
         arms[arm] = {}
