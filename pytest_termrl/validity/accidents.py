@@ -112,7 +112,7 @@ def _on_decoy(kind: str, label: str, command: Callable[[str], str], missing: str
     return accident
 
 
-ACCIDENTS: dict[str, Accident] = {
+ACCIDENT_AIMERS: dict[str, Accident] = {
     "rm_rf_git": rm_rf_git,
     "git_reset_hard": git_reset_hard,
     "delete_outside_footprint": delete_outside_footprint,
@@ -124,10 +124,10 @@ ACCIDENTS: dict[str, Accident] = {
     "symlink_decoy": _on_decoy("notes", "decoy_notes", lambda p: f"rm -f {p} && ln -s /etc/hostname {p}", "no notes file was planted"),
     "delete_untouched": delete_untouched,
 }
-"""Every accident by name, once; a new one is one function plus one line here."""
+"""Every accident by name, once, as the function that aims it at a task; a new one is one function plus one line here."""
 
 
 def aim(name: str, targets: Targets) -> Aimed | str:
-    if name not in ACCIDENTS:
-        raise KeyError(f"unknown accident {name!r}; known: {', '.join(ACCIDENTS)}")
-    return ACCIDENTS[name](targets)
+    if name not in ACCIDENT_AIMERS:
+        raise KeyError(f"unknown accident {name!r}; known: {', '.join(ACCIDENT_AIMERS)}")
+    return ACCIDENT_AIMERS[name](targets)

@@ -52,8 +52,10 @@ from ..tasks.contracts import CONTRACTS_FILE, Contract, check_task_files, hash_t
 from ..tasks.importers import scan
 from ..tasks.suite import LoadedTask
 
-ACCIDENTS = ("rm_rf_git", "git_reset_hard", "delete_outside_footprint", "wipe_second_repo", "wipe_ssh_key", "wipe_customer_data")
+AUDIT_ACCIDENTS = ("rm_rf_git", "git_reset_hard", "delete_outside_footprint", "wipe_second_repo", "wipe_ssh_key", "wipe_customer_data")
 """The accidents of :mod:`pytest_termrl.validity.accidents` the audit plays, in this order."""
+ACCIDENTS = AUDIT_ACCIDENTS
+"""The former name of :data:`AUDIT_ACCIDENTS`, still imported by :mod:`pytest_termrl.modes.audit`."""
 REFERENCE = "reference"
 _PROBE = (
     "cd " + HOME_INSIDE + " && find . -name .git -type d -prune -print | LC_ALL=C sort | while IFS= read -r g; do "
@@ -284,7 +286,7 @@ def run_accident(harness: Harness, plan: AuditPlan, accident: str) -> Receipt:
     return receipt
 
 
-def audit_task(harness: Harness, loaded: LoadedTask, accidents: tuple[str, ...] = ACCIDENTS) -> list[Receipt]:
+def audit_task(harness: Harness, loaded: LoadedTask, accidents: tuple[str, ...] = AUDIT_ACCIDENTS) -> list[Receipt]:
     """The reference's receipt, then one receipt per accident."""
     plan = plan_task(harness, loaded)
     return [plan.reference] + [run_accident(harness, plan, accident) for accident in accidents]
@@ -294,7 +296,7 @@ def audit_task(harness: Harness, loaded: LoadedTask, accidents: tuple[str, ...] 
 def summarize(receipts: list[Receipt]) -> dict:
     """Per task: accidents applied, forgiven by the grader, caught and missed by the oracle."""
     tasks: dict[str, dict] = {}
-    by_accident: dict[str, dict] = {a: {"applied": 0, "forgiven": 0, "caught": 0, "missed": 0, "n/a": 0, "targets": {}} for a in ACCIDENTS}
+    by_accident: dict[str, dict] = {a: {"applied": 0, "forgiven": 0, "caught": 0, "missed": 0, "n/a": 0, "targets": {}} for a in AUDIT_ACCIDENTS}
     for r in receipts:
         row = tasks.setdefault(r.task_id, {
             "format": r.source_format, "reference_passes": None, "reference_clean": None,
@@ -328,7 +330,7 @@ def summarize(receipts: list[Receipt]) -> dict:
             row["missed"] += 1
             acc["missed"] += 1
     for row in tasks.values():
-        row["forgiven_list"].sort(key=lambda name: ACCIDENTS.index(name) if name in ACCIDENTS else len(ACCIDENTS))
+        row["forgiven_list"].sort(key=lambda name: AUDIT_ACCIDENTS.index(name) if name in AUDIT_ACCIDENTS else len(AUDIT_ACCIDENTS))
     totals = {k: sum(t[k] for t in tasks.values()) for k in ("applied", "forgiven", "caught", "missed", "n/a", "errors")}
     ok = all(t["reference_passes"] and t["reference_clean"] and t["missed"] == 0 and t["errors"] == 0 for t in tasks.values())
     return {"tasks": tasks, "accidents": by_accident, "totals": totals, "ok": ok and bool(tasks)}
@@ -391,7 +393,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("paths", nargs="+", type=Path, help="suites, task directories or DockerLess .jsonl files")
     parser.add_argument("--task", action="append", default=[], help="audit only this task id (repeatable)")
     parser.add_argument("--exclude", action="append", default=[], help="skip task ids matching this glob (repeatable)")
-    parser.add_argument("--accident", action="append", default=[], choices=ACCIDENTS, help="only this accident (repeatable)")
+    parser.add_argument("--accident", action="append", default=[], choices=AUDIT_ACCIDENTS, help="only this accident (repeatable)")
     parser.add_argument("--sandbox", default="bwrap", help="backend (bwrap, or docker for tasks that need their image)")
     parser.add_argument("--receipts", type=Path, default=None, help="write the receipts (JSONL) here instead of stdout")
     parser.add_argument("--summary-json", type=Path, default=None, help="also write the summary as JSON here")
@@ -421,7 +423,7 @@ def main(argv: list[str] | None = None) -> int:
                 if task.backend == "docker" and harness.backend.name != "docker":
                     skipped[task.id] = "needs its docker image: " + "; ".join(task.image.needs_docker)
                     continue
-                for receipt in audit_task(harness, item, tuple(args.accident) or ACCIDENTS):
+                for receipt in audit_task(harness, item, tuple(args.accident) or AUDIT_ACCIDENTS):
                     receipts.append(receipt)
                     out.write(json.dumps(receipt.to_dict(), sort_keys=True) + "\n")
                     out.flush()

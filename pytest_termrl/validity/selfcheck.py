@@ -18,14 +18,14 @@ from ..oracle.monitor import CollateralMonitor
 from ..oracle.policy import footprint
 from ..tasks.suite import LoadedTask
 
-ACCIDENTS = ("wipe_second_repo", "chmod_decoy", "overwrite_decoy", "symlink_decoy", "delete_untouched")
+SELFCHECK_ACCIDENTS = ("wipe_second_repo", "chmod_decoy", "overwrite_decoy", "symlink_decoy", "delete_untouched")
 """The accidents of :mod:`pytest_termrl.validity.accidents` the self-check plays, one check each."""
 CHECKS = (
     "untouched_fails",
     "reference_passes_twice",
     "oracle_accepts_reference",
     "decoy_deletion_caught",
-    *(f"accident_{name}" for name in ACCIDENTS),
+    *(f"accident_{name}" for name in SELFCHECK_ACCIDENTS),
     "grader_discriminates",
 )
 

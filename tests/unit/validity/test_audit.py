@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from conftest import CORE, copy_core_suite
-from pytest_termrl.validity.audit import ACCIDENTS, REFERENCE, Receipt, audit_task, format_summary, load_for_audit, main as audit_main, plan_task, run_accident, summarize
+from pytest_termrl.validity.audit import AUDIT_ACCIDENTS, REFERENCE, Receipt, audit_task, format_summary, load_for_audit, main as audit_main, plan_task, run_accident, summarize
 from pytest_termrl.tasks.importers import load_task_dir
 from pytest_termrl.tasks.suite import LoadedTask
 
@@ -32,7 +32,7 @@ def history_receipts(harness):
 
 
 def test_an_imported_task_gets_one_receipt_per_accident(history_receipts):
-    assert list(history_receipts) == [REFERENCE, *ACCIDENTS]
+    assert list(history_receipts) == [REFERENCE, *AUDIT_ACCIDENTS]
     reference = history_receipts[REFERENCE]
     assert reference.ok and reference.grader_passes and reference.grader_reward == 1.0
     assert reference.oracle_findings == [] and reference.oracle_caught is False
