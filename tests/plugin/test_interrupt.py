@@ -127,10 +127,21 @@ def test_interrupt_during_grading_leaves_nothing(tmp_path, how):
     _check_clean(process, _interrupt(process, how), pids, marker, log)
 
 
-def test_sigterm_on_docker_removes_containers_and_volumes(tmp_path):
-    from test_docker_backend import containers_labelled, volumes_labelled
+def _docker_backend_tests():
+    """The docker backend's integration tests (tests/integration), for their label queries: another folder, so by path."""
+    import importlib.util
 
+    path = Path(__file__).resolve().parents[1] / "integration" / "test_docker_backend.py"
+    spec = importlib.util.spec_from_file_location("termrl_docker_backend_tests", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_sigterm_on_docker_removes_containers_and_volumes(tmp_path):
     require_engine(engine_problem())
+    docker_tests = _docker_backend_tests()
+    containers_labelled, volumes_labelled = docker_tests.containers_labelled, docker_tests.volumes_labelled
     marker = unique_sleep()
     copy_core_suite(tmp_path / "suite", SMALL_TASKS[:2])
     predictions = predictions_file(tmp_path / "p.jsonl", {t: f"sleep {marker}" for t in SMALL_TASKS[:2]})
