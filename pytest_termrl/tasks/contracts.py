@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from ..errors import ContractMismatchError, TaskFormatError
-from .files import read_lines, sha256_file, task_files
+from .files import json_object, read_lines, sha256_file, task_files
 
 CONTRACTS_FILE = "contracts.jsonl"
 
@@ -65,12 +65,7 @@ _REQUIRED = {"task_id": str, "path": str, "files": dict, "tests": list}
 def parse_contract_line(source: Path, lineno: int, line: str) -> Contract:
     """One line of contracts.jsonl; errors name the file, the line and the field."""
     where = f"{source}:{lineno}"
-    try:
-        data = json.loads(line)
-    except json.JSONDecodeError as exc:
-        raise TaskFormatError(where, None, f"not valid JSON ({exc.msg})") from None
-    if not isinstance(data, dict):
-        raise TaskFormatError(where, None, "expected a JSON object")
+    data = json_object(where, line)
     for key, kind in _REQUIRED.items():
         if not isinstance(data.get(key), kind):
             raise TaskFormatError(where, key, f"expected a {kind.__name__}")

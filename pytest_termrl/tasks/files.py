@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import hashlib
 import io
+import json
 import os
 import stat
 import tokenize
+import tomllib
 from pathlib import Path
 
 from ..errors import TaskFormatError
@@ -107,6 +109,25 @@ def decode(where: Path | str, data: bytes, base: int = 0, first_line: int = 1) -
 def read_text(path: Path, limit: int = MAX_TEXT_BYTES, what: str = "a text file") -> str:
     """The file as UTF-8 text; a bad byte is named by its offset, line and column."""
     return decode(path, read_bytes(path, limit, what))
+
+
+def read_toml(path: Path, what: str = "a TOML file") -> dict:
+    """A TOML file's tables; a TaskFormatError naming the file if it is unreadable or not valid TOML."""
+    try:
+        return tomllib.loads(read_text(path, what=what))
+    except tomllib.TOMLDecodeError as exc:
+        raise TaskFormatError(path, None, f"not valid TOML ({exc})") from None
+
+
+def json_object(where: str, line: str) -> dict:
+    """One JSONL line that must hold an object; a TaskFormatError naming ``where`` (file:line) if it does not."""
+    try:
+        data = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise TaskFormatError(where, None, f"not valid JSON ({exc.msg})") from None
+    if not isinstance(data, dict):
+        raise TaskFormatError(where, None, "expected a JSON object")
+    return data
 
 
 def read_python(path: Path) -> str:

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import os
-import tomllib
 from pathlib import Path
 
 from ..errors import TaskFormatError
-from .files import check_instruction, check_tree, read_text, regular_file
+from .files import check_instruction, check_tree, read_text, read_toml, regular_file
 from .model import DEFAULT_WORKDIR, Task
 
 _DIFFICULTIES = ("easy", "medium", "hard")
@@ -37,10 +36,7 @@ def _relative_input(path: Path, value: str) -> str:
 def load_native_task(task_dir: Path) -> Task:
     """Read one task directory; raise TaskFormatError naming the file and field at fault."""
     toml_path = task_dir / "task.toml"
-    try:
-        data = tomllib.loads(read_text(toml_path, what="the task's task.toml"))
-    except tomllib.TOMLDecodeError as exc:
-        raise TaskFormatError(toml_path, None, f"not valid TOML ({exc})") from None
+    data = read_toml(toml_path, what="the task's task.toml")
     task_id = _string(toml_path, data, "id")
     if task_id != task_dir.name:
         raise TaskFormatError(toml_path, "id", f"expected the directory name {task_dir.name!r}, got {task_id!r}")

@@ -31,7 +31,7 @@ import shlex
 from pathlib import Path, PurePosixPath
 
 from ...errors import TaskFormatError
-from ..files import check_instruction, read_lines
+from ..files import check_instruction, json_object, read_lines
 from ..model import DEFAULT_WORKDIR, Task, TaskSource
 from ..native import load_native_task
 from .cache import IMPORTER_VERSION, cache_root, materialise
@@ -128,12 +128,7 @@ def _optional_str(where: str, row: dict, key: str) -> str | None:
 def task_from_row(source: Path, lineno: int, line: str) -> Task:
     """One JSONL line -> a Task (materialised and loaded natively); errors name the file, line and field."""
     where = f"{source}:{lineno}"
-    try:
-        row = json.loads(line)
-    except json.JSONDecodeError as exc:
-        raise TaskFormatError(where, None, f"not valid JSON ({exc.msg})") from None
-    if not isinstance(row, dict):
-        raise TaskFormatError(where, None, "expected a JSON object")
+    row = json_object(where, line)
     raw_id = next((row[k] for k in ("id", "task_id", "instance_id") if k in row), None)
     if not isinstance(raw_id, str) or not raw_id.strip():
         raise TaskFormatError(where, "id", "expected a non-empty string (id, task_id or instance_id)")

@@ -41,7 +41,7 @@ from pathlib import Path, PurePosixPath
 
 from ...errors import TaskFormatError
 
-from ..files import check_instruction, check_tree, read_text, regular_file
+from ..files import check_instruction, check_tree, read_text, read_toml, regular_file
 from ..model import GraderSpec, Task, TaskSource, TaskStep
 from .cache import digest_tree, materialise, materialise_plan
 from .dockerfile import DockerPlan, image_spec, is_generic_base, plan_dockerfile
@@ -108,10 +108,7 @@ def load_harbor_task(task_dir: Path) -> Task:
     """Read one Harbor task directory; raise TaskFormatError naming the file and field."""
     task_dir = Path(task_dir)
     toml_path = task_dir / "task.toml"
-    try:
-        data = tomllib.loads(read_text(toml_path, what="a Harbor task's task.toml"))
-    except tomllib.TOMLDecodeError as exc:
-        raise TaskFormatError(toml_path, None, f"not valid TOML ({exc})") from None
+    data = read_toml(toml_path, what="a Harbor task's task.toml")
     meta = _table(toml_path, data, "metadata")
     task_table = _table(toml_path, data, "task")
     environment = _table(toml_path, data, "environment")
