@@ -7,7 +7,7 @@ import pytest
 from ..errors import ContractMismatchError
 from ..tasks.contracts import check_task_files
 from ..tasks.suite import LoadedTask
-from ..validity.audit import ACCIDENTS, REFERENCE, Receipt, format_summary, plan_task, run_accident, summarize
+from ..validity.audit import AUDIT_ACCIDENTS, REFERENCE, Receipt, format_summary, plan_task, run_accident, summarize
 from .base import Mode, clean_specs, keep_record
 from .protocol import ControllerView
 
@@ -54,7 +54,7 @@ class AuditMode(Mode):
         return options.run_dir / "audit.jsonl"
 
     def specs(self, suite_id, loaded, options):
-        return clean_specs(suite_id, loaded, (REFERENCE, *ACCIDENTS), "audit")
+        return clean_specs(suite_id, loaded, (REFERENCE, *AUDIT_ACCIDENTS), "audit")
 
     def log_line(self, record):
         return {"episode_id": f"{record['task_id']}-{record['accident']}", **record}
