@@ -104,7 +104,7 @@ def test_cleanup_removes_groups_of_dead_runs(fake_cgroup_root):
 def test_concurrent_cleanup_does_not_break_a_running_verifier(fake_cgroup_root, monkeypatch):
     # Another run starting up (a second xdist worker, a second pytest) cleans stale cgroups
     # of the same workroot while this run's verifier is starting: it must not remove them.
-    from test_verifier import play
+    from pytest_termrl.sandbox.conformance.test_verifier import play
 
     suite = load_suite(CORE / "contracts.jsonl")
     backend = BwrapBackend(SandboxSettings(command_timeout_s=20))

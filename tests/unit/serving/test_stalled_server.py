@@ -17,7 +17,8 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from chat_server import ChatServer, make_policy  # noqa: E402
 from stall_server import StallServer  # noqa: E402
-from test_openai_agent import context, make_agent, play  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "agents"))
+from test_openai_agent import context, make_agent, play  # noqa: E402  (the openai agent tests' helpers)
 
 from pytest_termrl.agents.base import Observation  # noqa: E402
 from pytest_termrl.serving.server import ManagedServer, ServerStartError, free_port  # noqa: E402
