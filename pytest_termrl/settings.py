@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+CLEAN = "clean"
+"""The family of episodes played with no fault (pytest_termrl.faults re-exports it)."""
 COMMAND_TIMEOUT_S = 30.0
 """Seconds one command of the agent may run before its process group is killed and the agent told."""
 OUTPUT_CAP_CHARS = 3000
@@ -26,7 +28,7 @@ class TermrlOptions:
     prompts: list[str] = field(default_factory=lambda: ["p0_default"])
     prompt_names: list[str] = field(default_factory=lambda: ["p0_default"])
     prompt_texts: dict[str, str] = field(default_factory=dict)
-    families: list[str] = field(default_factory=lambda: ["clean"])
+    families: list[str] = field(default_factory=lambda: [CLEAN])
     attempts: int = 1
     salt: str = ""
     split: str | None = None

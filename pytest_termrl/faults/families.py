@@ -13,6 +13,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from ..registry import Entry, Registry
+from ..settings import CLEAN
 from .base import FaultFamily, FaultState
 
 FAMILIES: Registry[FaultFamily] = Registry("fault family", {
@@ -24,7 +25,6 @@ FAMILIES: Registry[FaultFamily] = Registry("fault family", {
 }, make=lambda cls: cls())
 """Every family by name, in a fixed order: its one instance (a class named here is made once, when first asked for)."""
 
-CLEAN = "clean"
 """The family name of an episode without a fault."""
 
 ALIASES: dict[str, list[str]] = {

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from enum import StrEnum
 
-from ..faults import CLEAN
+from ..settings import CLEAN
 
 
 class EndReason(StrEnum):
