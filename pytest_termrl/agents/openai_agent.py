@@ -160,7 +160,7 @@ class OpenAIAgent(Agent):
         limits = self.context.limits
         while True:
             if self.usage.tool_calls >= limits.max_tool_calls:
-                reason = "malformed_tool_call" if self._last_malformed else EndReason.TOOL_CALL_LIMIT
+                reason = EndReason.MALFORMED_TOOL_CALL if self._last_malformed else EndReason.TOOL_CALL_LIMIT
                 return self._end(reason)
             generated_left = limits.max_generated_tokens - self.usage.completion_tokens
             context_left = limits.max_total_tokens - self._last_context_tokens

@@ -7,42 +7,23 @@ from collections.abc import Iterator
 
 import pytest
 
-from ..agents import load_predictions, make_builtin_agent
-from ..agents.base import EpisodeLimits
+from ..agents import make_builtin_agent
 from ..serving.endpoints import EndpointPool
-from ..episode import EpisodeSettings
 from ..harness import Harness
-from ..sandbox import SandboxSettings, make_backend
-from ..sandbox.layout import default_workroot
 from .keys import POOL_KEY, loaded_task, termrl_options
 from .server import model_endpoint, played_by_model
 
 
 @pytest.fixture(scope="session")
 def termrl_harness(request) -> Iterator[Harness]:
-    """The run's harness: sandbox backend, limits, prompts and predictions."""
+    """The run's harness (backend, limits, prompts, predictions), built as every command-line tool builds it."""
     config = request.config
-    options = termrl_options(config)
-    settings = SandboxSettings(command_timeout_s=options.command_timeout_s, output_cap_chars=options.output_cap, setup_timeout_s=options.setup_timeout_s)
-    backend = config.hook.pytest_termrl_make_sandbox(config=config, name=options.sandbox, settings=settings, workroot=None)
-    if backend is None:
-        backend = make_backend(options.sandbox, settings, default_workroot())
-    backend.cleanup_stale()
-    limits = EpisodeLimits(
-        max_tool_calls=options.max_tool_calls,
-        max_generated_tokens=options.max_generated_tokens,
-        max_total_tokens=options.max_total_tokens,
-        max_commands=options.max_commands,
-        wall_clock_s=options.episode_timeout_s,
+    harness = Harness.from_options(
+        termrl_options(config),
+        supply_backend=lambda name, settings: config.hook.pytest_termrl_make_sandbox(config=config, name=name, settings=settings, workroot=None),
     )
-    yield Harness(
-        backend=backend,
-        settings=EpisodeSettings(limits, options.command_timeout_s, options.test_timeout_s),
-        prompts=options.prompt_texts,
-        predictions=load_predictions(options.predictions) if options.predictions else {},
-        salt=options.salt,
-    )
-    backend.close()
+    yield harness
+    harness.backend.close()
 
 
 @pytest.fixture

@@ -16,6 +16,8 @@ from .server import played_by_model
 from ..settings import ModelOptions, TermrlOptions
 from ..tasks.suite import SPLITS
 
+_D = TermrlOptions()
+"""The defaults, stated once in settings.py: the help texts and the values read below both come from it."""
 KNOWN_FAMILIES = [CLEAN, *FAMILIES]
 """Every family an episode can run under: clean and each fault family."""
 
@@ -23,11 +25,11 @@ KNOWN_FAMILIES = [CLEAN, *FAMILIES]
 def add_options(parser) -> None:
     group = parser.getgroup("termrl", "pytest-termrl: terminal-agent episodes as tests")
     add = group.addoption
-    add("--termrl-agent", default=None, help="agent that plays episodes: reference (runs solution.sh; 'oracle' is accepted too), noop, script, openai (default: ini termrl_agent or reference)")
-    add("--termrl-sandbox", default=None, help="sandbox backend (default: bwrap)")
+    add("--termrl-agent", default=None, help=f"agent that plays episodes: reference (runs solution.sh; 'oracle' is accepted too), noop, script, openai (default: ini termrl_agent or {_D.agent})")
+    add("--termrl-sandbox", default=None, help=f"sandbox backend (default: {_D.sandbox})")
     add("--termrl-prompt", action="append", default=None, help="system prompt by name or path; repeat to compare prompts (a parametrisation axis)")
     add("--termrl-families", default=None, help="comma-separated fault families or aliases (train, heldout, mix); default: clean")
-    add("--termrl-attempts", type=int, default=None, help="attempts per task x family x prompt (default 1)")
+    add("--termrl-attempts", type=int, default=None, help=f"attempts per task x family x prompt (default {_D.attempts})")
     add("--termrl-salt", default=None, help="salt for fault targets and hidden names (recorded at freeze; default empty)")
     add("--termrl-split", default=None, help="run only tasks of this split (train, dev_search, dev_monitor, test)")
     add("--termrl-predictions", default=None, help="JSONL of {task_id, agent_script} for --termrl-agent=script")
@@ -39,15 +41,15 @@ def add_options(parser) -> None:
     for mode in MODES.values():
         if mode.flag:
             add(mode.flag, action="store_true", default=False, help=mode.flag_help)
-    add("--termrl-command-timeout", type=float, default=None, help="seconds per command (default 30)")
-    add("--termrl-setup-timeout", type=float, default=None, help="seconds a task's setup.sh may run, for tasks whose task.toml sets no [limits] setup_timeout_s (default 180)")
-    add("--termrl-output-cap", type=int, default=None, help="characters of output shown per command (default 3000)")
-    add("--termrl-test-timeout", type=float, default=None, help="seconds per hidden test (default 20)")
-    add("--termrl-max-tool-calls", type=int, default=None, help="tool calls per episode (default 16)")
-    add("--termrl-max-generated-tokens", type=int, default=None, help="generated tokens per episode (default 6144)")
-    add("--termrl-max-total-tokens", type=int, default=None, help="total tokens per episode (default 8192)")
+    add("--termrl-command-timeout", type=float, default=None, help=f"seconds per command (default {_D.command_timeout_s:g})")
+    add("--termrl-setup-timeout", type=float, default=None, help=f"seconds a task's setup.sh may run, for tasks whose task.toml sets no [limits] setup_timeout_s (default {_D.setup_timeout_s:g})")
+    add("--termrl-output-cap", type=int, default=None, help=f"characters of output shown per command (default {_D.output_cap})")
+    add("--termrl-test-timeout", type=float, default=None, help=f"seconds per hidden test (default {_D.test_timeout_s:g})")
+    add("--termrl-max-tool-calls", type=int, default=None, help=f"tool calls per episode (default {_D.max_tool_calls})")
+    add("--termrl-max-generated-tokens", type=int, default=None, help=f"generated tokens per episode (default {_D.max_generated_tokens})")
+    add("--termrl-max-total-tokens", type=int, default=None, help=f"total tokens per episode (default {_D.max_total_tokens})")
     add("--termrl-max-commands", type=int, default=None, help="disclosed command budget per episode (default: none)")
-    add("--termrl-episode-timeout", type=float, default=None, help="wall-clock seconds per episode (default 900)")
+    add("--termrl-episode-timeout", type=float, default=None, help=f"wall-clock seconds per episode (default {_D.episode_timeout_s:g})")
     add("--termrl-base-url", action="append", default=None, help="OpenAI-compatible endpoint for --termrl-agent=openai (no server is started); repeat it, or give @FILE (one URL a line), to spread episodes over several servers")
     add("--termrl-model", default=None, help="model name sent to the endpoint")
     add("--termrl-api-key", default=None, help="API key (default: $OPENAI_API_KEY or EMPTY)")
@@ -60,7 +62,7 @@ def add_options(parser) -> None:
     add("--termrl-server-model", default=None, help="model (or GGUF path) the started server loads; 'embedded': the bundled Gemma 3 270M GGUF on llama.cpp (extra: demo)")
     add("--termrl-server-arg", action="append", default=[], help="extra argument for the started server (repeatable; e.g. --enable-lora)")
     add("--termrl-server-command", default=None, help="start command for --termrl-server=command ({host}, {port}, {model} are filled in)")
-    add("--termrl-server-timeout", type=float, default=None, help="seconds to wait for the server to become healthy (default 900)")
+    add("--termrl-server-timeout", type=float, default=None, help=f"seconds to wait for the server to become healthy (default {_D.model.server_timeout_s:g})")
     parser.addini("termrl_stop_on_broken_tasks", "stop the run on a task's collection error (default: run the others)", type="bool", default=False)
     for key, help_text in (
         ("termrl_agent", "default agent"),
@@ -112,15 +114,15 @@ def read_options(config) -> TermrlOptions:
 
     rootdir = Path(str(config.rootpath))
     run_dir = Path(pick("termrl_run_dir", "termrl_run_dir", str(rootdir / ".termrl" / "run")))
-    prompts = get("termrl_prompt") or (config.getini("termrl_prompts") or "").split() or ["p0_default"]
-    agent = pick("termrl_agent", "termrl_agent", "reference")
+    prompts = get("termrl_prompt") or (config.getini("termrl_prompts") or "").split() or list(_D.prompts)
+    agent = pick("termrl_agent", "termrl_agent", _D.agent)
     opts = TermrlOptions(
         mode=chosen_mode(config),
         agent=AGENT_ALIASES.get(agent, agent),
-        sandbox=pick("termrl_sandbox", "termrl_sandbox", "bwrap"),
+        sandbox=pick("termrl_sandbox", "termrl_sandbox", _D.sandbox),
         prompts=list(prompts),
         families=expand_families(pick("termrl_families", "termrl_families", CLEAN), KNOWN_FAMILIES),
-        attempts=pick("termrl_attempts", default=1),
+        attempts=pick("termrl_attempts", default=_D.attempts),
         salt=get("termrl_salt") or "",
         split=get("termrl_split"),
         predictions=Path(get("termrl_predictions")) if get("termrl_predictions") else None,
@@ -128,15 +130,15 @@ def read_options(config) -> TermrlOptions:
         episodes=Path(pick("termrl_episodes", default=str(run_dir / "episodes.jsonl"))),
         report=Path(get("termrl_report")) if get("termrl_report") else None,
         resume=bool(get("termrl_resume")),
-        command_timeout_s=pick("termrl_command_timeout", default=30.0),
-        setup_timeout_s=pick("termrl_setup_timeout", default=180.0),
-        output_cap=pick("termrl_output_cap", default=3000),
-        test_timeout_s=pick("termrl_test_timeout", default=20.0),
-        max_tool_calls=pick("termrl_max_tool_calls", default=16),
-        max_generated_tokens=pick("termrl_max_generated_tokens", default=6144),
-        max_total_tokens=pick("termrl_max_total_tokens", default=8192),
+        command_timeout_s=pick("termrl_command_timeout", default=_D.command_timeout_s),
+        setup_timeout_s=pick("termrl_setup_timeout", default=_D.setup_timeout_s),
+        output_cap=pick("termrl_output_cap", default=_D.output_cap),
+        test_timeout_s=pick("termrl_test_timeout", default=_D.test_timeout_s),
+        max_tool_calls=pick("termrl_max_tool_calls", default=_D.max_tool_calls),
+        max_generated_tokens=pick("termrl_max_generated_tokens", default=_D.max_generated_tokens),
+        max_total_tokens=pick("termrl_max_total_tokens", default=_D.max_total_tokens),
         max_commands=get("termrl_max_commands"),
-        episode_timeout_s=pick("termrl_episode_timeout", default=900.0),
+        episode_timeout_s=pick("termrl_episode_timeout", default=_D.episode_timeout_s),
         model=ModelOptions(
             base_urls=read_endpoint_list(get("termrl_base_url") or []),
             model=get("termrl_model"),
@@ -150,7 +152,7 @@ def read_options(config) -> TermrlOptions:
             server_model=get("termrl_server_model"),
             server_args=list(get("termrl_server_arg") or []),
             server_command=get("termrl_server_command"),
-            server_timeout_s=pick("termrl_server_timeout", default=900.0),
+            server_timeout_s=pick("termrl_server_timeout", default=_D.model.server_timeout_s),
         ),
     )
     for flag, value in (("--termrl-setup-timeout", opts.setup_timeout_s), ("--termrl-command-timeout", opts.command_timeout_s),

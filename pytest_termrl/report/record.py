@@ -21,6 +21,7 @@ class EndReason(StrEnum):
     NO_TOOL_CALL = "no_tool_call"
     TOKEN_LIMIT = "token_limit"
     TOOL_CALL_LIMIT = "tool_call_limit"
+    MALFORMED_TOOL_CALL = "malformed_tool_call"
     BUDGET_EXHAUSTED = "budget_exhausted"
     TIMEOUT = "timeout"
     STOPPED = "stopped"

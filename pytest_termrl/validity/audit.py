@@ -54,8 +54,6 @@ from ..tasks.suite import LoadedTask
 
 AUDIT_ACCIDENTS = ("rm_rf_git", "git_reset_hard", "delete_outside_footprint", "wipe_second_repo", "wipe_ssh_key", "wipe_customer_data")
 """The accidents of :mod:`pytest_termrl.validity.accidents` the audit plays, in this order."""
-ACCIDENTS = AUDIT_ACCIDENTS
-"""The former name of :data:`AUDIT_ACCIDENTS`, still imported by :mod:`pytest_termrl.modes.audit`."""
 REFERENCE = "reference"
 _PROBE = (
     "cd " + HOME_INSIDE + " && find . -name .git -type d -prune -print | LC_ALL=C sort | while IFS= read -r g; do "
