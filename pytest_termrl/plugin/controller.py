@@ -22,7 +22,7 @@ from ..modes import Mode
 from ..report.artifacts import keep_artifacts
 from ..report.episodes import EpisodeLog, describe_os_error, latest_per_key, read_log, settled
 from ..report.outputs import OutputError, RunClaim
-from ..report.record import EndReason
+from ..report.record import EndReason, episode_key
 from ..settings import TermrlOptions
 from ..tasks.contracts import CONTRACTS_FILE
 from ..tasks.suite import LoadedTask, load_suite
@@ -108,7 +108,7 @@ class Controller:
         if not suite or not episode_id:
             return None
         contracts = os.path.relpath(Path(suite) / CONTRACTS_FILE, str(self.config.rootpath))
-        return (Path(contracts).as_posix(), episode_id, record.get("agent") or "", record.get("model") or "")
+        return episode_key(Path(contracts).as_posix(), episode_id, record.get("agent") or "", record.get("model"))
 
     def pytest_runtest_logreport(self, report):
         record = getattr(report, "termrl_episode", None)

@@ -15,7 +15,7 @@ from ..errors import SetupFailed, TermrlError
 from ..modes import MODES, OPTIONS_KEY, RECORD_KEY
 from ..tasks.contracts import CONTRACTS_FILE
 from ..report.outputs import OutputError
-from ..report.record import EndReason
+from ..report.record import EndReason, episode_key
 from .collection import ContractsModule, is_inside_suite, names_a_suite
 from .controller import Controller, XdistController, done_keys, episode_identity
 from .keys import CONTROLLER_KEY, LEFT_OUT_KEY, SIGTERM_KEY, SUITES_KEY, is_controller, termrl_options
@@ -141,7 +141,7 @@ def pytest_collection_modifyitems(session, config, items):
     keep, skip = [], []
     for item in items:
         spec = item.callspec.params.get("termrl_spec") if hasattr(item, "callspec") else None
-        if spec is not None and (item.nodeid.split("::")[0], spec.id, agent, model) in done:
+        if spec is not None and episode_key(item.nodeid.split("::")[0], spec.id, agent, model) in done:
             skip.append(item)
         else:
             keep.append(item)
