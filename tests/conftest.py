@@ -1,11 +1,13 @@
 """Shared helpers for the plugin's own tests: small suites, sandboxes, the backends they run on.
 
-Suites for pytester runs are built from real tasks of task_suites/core (copied, with their
+The tests of a package are under unit/<package>/, pytester runs of the plugin under plugin/,
+and those that need a Docker engine, a browser, a model server, ssh or a built wheel under
+integration/. Suites for pytester runs are built from real tasks of task_suites/core (copied, with their
 frozen contract lines) or from tiny native tasks written here and frozen with
 ``--termrl-freeze``. Sandboxes (``make_sandbox``) are real bubblewrap sandboxes in the default
 workroot, except in the tests of the shipped conformance suite (pytest_termrl.sandbox.conformance,
-collected by tests/test_isolation.py, test_shell.py, test_verifier.py and
-test_verifier_hardening.py), which run for every backend: bwrap, docker on a local engine, docker
+collected by tests/unit/sandbox/test_isolation.py and test_shell.py and by
+tests/unit/verifier/test_verifier.py and test_verifier_hardening.py), which run for every backend: bwrap, docker on a local engine, docker
 as on a remote one, and for the shell also docker with every transfer by the archive API.
 """
 
