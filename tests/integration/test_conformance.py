@@ -1,7 +1,7 @@
 """The shipped conformance suite as a backend author runs it: ``pytest --pyargs
 pytest_termrl.sandbox.conformance --termrl-sandbox=NAME``, from a folder of their own.
 
-The suite's tests themselves run here for every backend through tests/test_isolation.py,
+The suite's tests themselves run here for every backend through tests/unit/sandbox/test_isolation.py,
 test_shell.py, test_verifier.py and test_verifier_hardening.py.
 """
 

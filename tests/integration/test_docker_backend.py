@@ -6,7 +6,7 @@ killed runs, remote engines, task images, and the same per-episode verdicts as b
 core tasks.
 
 What every backend holds (isolation, the shell, the verifier) is the shipped conformance
-suite, pytest_termrl.sandbox.conformance, which tests/test_isolation.py, test_shell.py,
+suite, pytest_termrl.sandbox.conformance, which tests/unit/sandbox/test_isolation.py, test_shell.py,
 test_verifier.py and test_verifier_hardening.py run for docker too. Here: what only the docker
 backend has. Every sandbox and verifier test runs twice: against the engine as a local one (the
 home bind-mounted from this machine) and as a remote one (``local=False``: home, commands and
@@ -185,7 +185,7 @@ def test_shell_state_survives_a_timeout_and_the_rest_does_not_run(make_sandbox):
 
 
 def test_close_removes_the_container_and_its_volumes(make_sandbox):
-    # Processes and the folder: tests/test_isolation.py. Here: what the engine holds.
+    # Processes and the folder: tests/unit/sandbox/test_isolation.py. Here: what the engine holds.
     sandbox = make_sandbox("bg")
     marker = unique_sleep()
     sandbox.run(f"setsid nohup sleep {marker} >/dev/null 2>&1 &")

@@ -187,7 +187,7 @@ def test_one_real_episode_with_the_embedded_model(tp, gguf):
     tokens = record["tokens"]
     assert tokens["prompt_tokens"] > 100 and tokens["completion_tokens"] > 0
     # The untrained model may or may not write a tool call in the format (the trained one does:
-    # tests/test_train_demo.py); whatever it wrote was parsed and counted.
+    # tests/integration/test_train_demo.py); whatever it wrote was parsed and counted.
     assert 0 <= record["tool_calls"] <= MAX_TOOL_CALLS, record["transcript"]
     assert record["commands_used"] <= record["tool_calls"]
     # It was verified like any other episode.

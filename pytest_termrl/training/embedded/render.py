@@ -4,7 +4,7 @@ The embedded server (``agents/embedded.py``) renders every request with the proj
 chat format, :mod:`pytest_termrl.serving.chat_format`; this module renders a training
 example with the same function, so the two cannot drift apart in text. The ids are the
 server's too: BOS, then llama.cpp's tokenizer over the whole text with special tokens
-parsed (``tests/test_training_render.py`` compares them with what the server's own code
+parsed (``tests/unit/training/test_training_render.py`` compares them with what the server's own code
 path hands to generation). The loss mask covers what the model generates in an assistant
 turn (its text and tool calls, up to and including ``<end_of_turn>``), never the prompt,
 the task or a tool's output.

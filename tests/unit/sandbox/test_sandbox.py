@@ -1,6 +1,6 @@
 """What is particular to the bwrap sandbox: its uid and capabilities, the limits it records,
 the limit wrapper, cgroup cleanup between runs, and the harness's files it keeps from the
-agent. What every backend must hold is in tests/test_isolation.py."""
+agent. What every backend must hold is in tests/unit/sandbox/test_isolation.py."""
 
 from __future__ import annotations
 

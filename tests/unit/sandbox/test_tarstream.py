@@ -7,7 +7,7 @@ link targets), and extraction must refuse any archive the agent could have shape
 outside the landing folder. The verifier's trusted mounts cross as read-only volumes, keyed by
 what they hold. None of this needs an engine: archives are built and read here, in memory,
 and the engine's two volume calls are stood in for by recording fakes (the real engine path is
-covered by tests/test_docker_backend.py).
+covered by tests/integration/test_docker_backend.py).
 """
 
 from __future__ import annotations
