@@ -1,8 +1,9 @@
-"""The grader audit command under its documented name: ``python -m pytest_termrl.audit`` (see :mod:`.validity.audit`)."""
+"""The grader audit command under its documented name, ``python -m pytest_termrl.audit``: it runs :mod:`pytest_termrl.validity.audit`.
 
-import sys
+Forwarded by name, so this alias adds no import arrow between the packages.
+"""
 
-from .validity.audit import main
+import runpy
 
 if __name__ == "__main__":
-    sys.exit(main())
+    runpy.run_module("pytest_termrl.validity.audit", run_name="__main__", alter_sys=True)

@@ -1,8 +1,9 @@
-"""The embedded model's command under its documented name: ``python -m pytest_termrl.agents.embedded`` (see :mod:`pytest_termrl.serving.embedded`)."""
+"""The embedded model's command under its documented name, ``python -m pytest_termrl.agents.embedded``: it runs :mod:`pytest_termrl.serving.embedded`.
 
-import sys
+Forwarded by name, so this alias adds no import arrow between the packages.
+"""
 
-from ..serving.embedded import main
+import runpy
 
 if __name__ == "__main__":
-    sys.exit(main())
+    runpy.run_module("pytest_termrl.serving.embedded", run_name="__main__", alter_sys=True)

@@ -1,8 +1,9 @@
-"""The image command under its documented name: ``python -m pytest_termrl.sandbox.image`` (see :mod:`.docker.images.base`)."""
+"""The image command under its documented name, ``python -m pytest_termrl.sandbox.image``: it runs :mod:`pytest_termrl.sandbox.docker.images.base`.
 
-import sys
+Forwarded by name, so this alias adds no import arrow between the packages.
+"""
 
-from .docker.images.base import main
+import runpy
 
 if __name__ == "__main__":
-    sys.exit(main())
+    runpy.run_module("pytest_termrl.sandbox.docker.images.base", run_name="__main__", alter_sys=True)
