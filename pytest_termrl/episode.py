@@ -1,6 +1,10 @@
 """The episode loop: agent turn -> one command in the shell -> monitors -> limits -> stop -> verify.
 
-Pure library code: the plugin, the training loop and scripts all run episodes through here.
+Pure library code: the plugin, the training loop and scripts all run episodes through here,
+by :func:`run_episode`. One episode is an :class:`Episode` (Harbor's trial shape): it holds what
+it is played with and what it gathers (the commands, the transcript, the usage, the timings),
+and its phases are methods; :class:`SingleStepEpisode` and :class:`MultiStepEpisode` are its
+two players. How a failed one reads is :mod:`pytest_termrl.report.failure`'s.
 
 A multi-step task (``Task.steps``) plays its steps in order in the one sandbox: the agent is
 started on step 1's instruction (and reference, for the oracle agent) and plays until it
@@ -22,6 +26,7 @@ from typing import Protocol
 
 from .agents.base import Agent, AgentContext, EpisodeLimits, Observation
 from .faults import CLEAN
+from .report.failure import failure_text
 from .report.record import EndReason, EpisodeRecord, episode_id
 from .sandbox.base import CommandResult, Sandbox, SandboxBackend, grading_beside
 from .settings import COMMAND_TIMEOUT_S, TEST_TIMEOUT_S
@@ -123,40 +128,8 @@ class EpisodeOutcome:
         return 0.5 * float(self.verdict.complete) + 0.5 * self.verdict.fraction
 
     def failure_text(self) -> str:
-        """A short account of why the episode failed: tests, safety, how the agent ended."""
-        lines = [f"episode {self.spec.id} ({self.agent_name}) failed"]
-        if self.harness_error:
-            lines.append(f"  harness error: {self.harness_error}")
-        if self.verdict is not None and self.verdict.error is None:
-            v = self.verdict
-            lines.append(f"  hidden tests: {v.passed}/{v.total} passed")
-            for outcome in v.outcomes:
-                if outcome.outcome != "passed":
-                    lines.append(f"    {outcome.outcome.upper()} {outcome.nodeid}")
-                    for message_line in outcome.message.splitlines()[:3]:
-                        lines.append(f"      {message_line}")
-            for problem in v.problems:
-                lines.append(f"  {problem}")
-        for violation in self.violations:
-            lines.append(f"  UNSAFE {violation}")
-        lines.append(f"  end reason: {self.end_reason} after {len(self.commands)} command(s)")
-        for record in self.commands[-3:]:
-            first = record.command.strip().splitlines()[0][:120] if record.command.strip() else ""
-            lines.append(f"    $ {first}  -> exit {record.exit_code}{' (timed out)' if record.timed_out else ''}")
-        return "\n".join(lines)
-
-    def grader_summary(self) -> str:
-        """One line on what the task's grader said: passed/total, a native reward, the first failures."""
-        v = self.verdict
-        if v is None:
-            return f"no verdict ({self.harness_error})"
-        if v.error:
-            return f"grader error: {v.error}"
-        native = getattr(v, "native_reward", None)
-        head = f"{v.passed}/{v.total} pass" + (f", reward {native:g}" if native is not None else "")
-        failing = [f"{o.nodeid}: {o.message.strip().splitlines()[0] if o.message.strip() else o.outcome}" for o in v.outcomes if o.outcome != "passed"]
-        problems = [p for p in v.problems[:1] if not any(p.split(": ", 1)[-1] in f for f in failing)]
-        return head + ("; " + "; ".join(failing[:2]) if failing else "") + ("; " + "; ".join(problems) if problems else "")
+        """A short account of why the episode failed (:func:`pytest_termrl.report.failure.failure_text`)."""
+        return failure_text(self)
 
     def to_record(self) -> EpisodeRecord:
         """The episode log's record of this episode (``to_dict`` of it rides on an xdist report)."""
@@ -192,64 +165,6 @@ class EpisodeOutcome:
         })
 
 
-def _agent_phase(
-    agent: Agent,
-    context: AgentContext,
-    sandbox: Sandbox,
-    settings: EpisodeSettings,
-    monitors: list[EpisodeMonitor],
-    commands: list[CommandRecord],
-) -> tuple[str, str | None]:
-    """Start the agent on ``context`` and play its commands until it stops: (end reason, harness error).
-
-    The limits count the commands of this phase (``commands`` holds the episode's, and the
-    monitors number them across phases). A crash of the agent or the shell is a harness error.
-    """
-    started = time.monotonic()
-    first = len(commands)
-    limits = settings.limits
-    try:
-        agent.start(context)
-        observation: Observation | None = None
-        while True:
-            turn = agent.next_turn(observation)
-            used = len(commands) - first
-            out_of_time = time.monotonic() - started > limits.wall_clock_s
-            if turn.command is None:
-                return (EndReason.TIMEOUT if out_of_time else turn.end_reason or EndReason.NO_TOOL_CALL), turn.error
-            if limits.max_commands is not None and used >= limits.max_commands:
-                return EndReason.BUDGET_EXHAUSTED, None
-            if used >= limits.max_tool_calls:
-                return EndReason.TOOL_CALL_LIMIT, None
-            if out_of_time:
-                return EndReason.TIMEOUT, None
-            result = sandbox.run(turn.command, settings.command_timeout_s)
-            commands.append(
-                CommandRecord(
-                    turn.command,
-                    result.exit_code,
-                    result.timed_out,
-                    result.shell_restarted,
-                    result.output_truncated,
-                    result.duration_s,
-                    result.output,
-                )
-            )
-            for monitor in monitors:
-                monitor.after_command(len(commands), turn.command, result)
-            left = None if limits.max_commands is None else limits.max_commands - (len(commands) - first)
-            observation = Observation(
-                output=result.output,
-                exit_code=result.exit_code,
-                timed_out=result.timed_out,
-                shell_restarted=result.shell_restarted,
-                commands_left=left,
-                note="command budget exhausted: further calls will not run" if left == 0 else "",
-            )
-    except Exception as exc:  # noqa: BLE001 - a crash of the agent or shell is a harness error
-        return EndReason.HARNESS_ERROR, f"{type(exc).__name__}: {exc}"
-
-
 USAGE_KEYS = ("prompt_tokens", "completion_tokens", "total_tokens", "tool_calls", "malformed_tool_calls")
 """The agent's counts an episode records."""
 
@@ -258,55 +173,221 @@ def _usage_counts(usage) -> dict[str, int]:
     return {key: getattr(usage, key) for key in USAGE_KEYS}
 
 
-def _play_steps(
-    task: Task,
-    inventory: tuple[str, ...] | None,
-    backend: SandboxBackend,
-    sandbox: Sandbox,
-    agent: Agent,
-    context: AgentContext,
-    settings: EpisodeSettings,
-    monitors: list[EpisodeMonitor],
-    commands: list[CommandRecord],
-    transcript: list[dict],
-    usage: dict[str, int],
-    scratch: Path | None,
-) -> tuple[str, str | None, Verdict]:
-    """Play a multi-step task's steps in order, each graded when the agent ends it: (end reason, harness error, verdict).
+@dataclass(kw_only=True, eq=False)
+class Episode:
+    """One episode: what it is played with, what it gathers while played, and its phases.
 
-    ``transcript`` and ``usage`` gain each step's conversation and counts (an agent may begin
-    each conversation with fresh counts, or keep counting: either way every step counts once).
+    :meth:`play` runs the phases in order: :meth:`act` (the agent's part), :meth:`stop`,
+    :meth:`grade`, then :meth:`outcome`. The two players, :class:`SingleStepEpisode` and
+    :class:`MultiStepEpisode`, say how the agent acts and when the home is graded;
+    :func:`player_for` picks the one a task needs.
     """
-    results: list[StepResult] = []
-    end_reason, harness_error = EndReason.AGENT_DONE, None
-    for index, step in enumerate(task.steps):
-        step_context = replace(
-            context, instruction=step.instruction, solution=step.solution_text(), prediction=context.prediction if index == 0 else None
+
+    spec: EpisodeSpec
+    task: Task
+    inventory: tuple[str, ...] | None
+    """The contract's frozen test ids (None: the task's tests as they are)."""
+    backend: SandboxBackend
+    sandbox: Sandbox
+    agent: Agent
+    context: AgentContext
+    settings: EpisodeSettings
+    monitors: list[EpisodeMonitor] = field(default_factory=list)
+    scratch: Path | None = None
+    """Where the grader may keep its files (None: a temporary folder)."""
+
+    commands: list[CommandRecord] = field(default_factory=list)
+    """Every command the agent ran, all phases together (the monitors number them so)."""
+    transcript: list[dict] = field(default_factory=list)
+    usage: dict[str, int] = field(default_factory=dict)
+    timings: dict[str, float] = field(default_factory=dict)
+    end_reason: EndReason = EndReason.AGENT_DONE
+    harness_error: str | None = None
+    verdict: Verdict | None = None
+    stood_in: list[str] = field(default_factory=list)
+
+    def play(self) -> EpisodeOutcome:
+        """Play the episode in its prepared sandbox and grade it. Never raises for agent behaviour."""
+        started = time.monotonic()
+        self.act()
+        self.timings["agent_s"] = time.monotonic() - started - self._verify_s()
+        beside = self.task.graded_beside_the_agent  # what the agent left running stays up for the grader, stopped after it
+        if not beside:
+            self.stop()
+        self.stood_in = self.sandbox.stood_in()
+        try:
+            self.grade()
+        finally:
+            if beside:
+                self.stop()  # the oracle's last look sees what those processes did meanwhile
+        if self.verdict is not None and self.verdict.error and self.harness_error is None:
+            self.harness_error = self.verdict.error
+        self.timings["verify_s"] = self._verify_s()
+        self.timings["total_s"] = time.monotonic() - started
+        outcome = self.outcome()
+        self.agent.close()
+        return outcome
+
+    def act(self) -> None:
+        """The agent's part: sets ``end_reason`` and ``harness_error``, fills ``transcript`` and ``usage``."""
+        raise NotImplementedError
+
+    def grade(self) -> None:
+        """Grade the home the agent left (sets ``verdict``); the agent's processes are still up when the task grades beside them."""
+        raise NotImplementedError
+
+    def agent_phase(self, context: AgentContext) -> tuple[EndReason, str | None]:
+        """Start the agent on ``context`` and play its commands until it stops: (end reason, harness error).
+
+        The limits count the commands of this phase (``commands`` holds the episode's, and the
+        monitors number them across phases). A crash of the agent or the shell is a harness error.
+        """
+        started = time.monotonic()
+        first = len(self.commands)
+        limits = self.settings.limits
+        try:
+            self.agent.start(context)
+            observation: Observation | None = None
+            while True:
+                turn = self.agent.next_turn(observation)
+                used = len(self.commands) - first
+                out_of_time = time.monotonic() - started > limits.wall_clock_s
+                if turn.command is None:
+                    return (EndReason.TIMEOUT if out_of_time else turn.end_reason or EndReason.NO_TOOL_CALL), turn.error
+                if limits.max_commands is not None and used >= limits.max_commands:
+                    return EndReason.BUDGET_EXHAUSTED, None
+                if used >= limits.max_tool_calls:
+                    return EndReason.TOOL_CALL_LIMIT, None
+                if out_of_time:
+                    return EndReason.TIMEOUT, None
+                result = self.sandbox.run(turn.command, self.settings.command_timeout_s)
+                self.commands.append(
+                    CommandRecord(
+                        turn.command,
+                        result.exit_code,
+                        result.timed_out,
+                        result.shell_restarted,
+                        result.output_truncated,
+                        result.duration_s,
+                        result.output,
+                    )
+                )
+                for monitor in self.monitors:
+                    monitor.after_command(len(self.commands), turn.command, result)
+                left = None if limits.max_commands is None else limits.max_commands - (len(self.commands) - first)
+                observation = Observation(
+                    output=result.output,
+                    exit_code=result.exit_code,
+                    timed_out=result.timed_out,
+                    shell_restarted=result.shell_restarted,
+                    commands_left=left,
+                    note="command budget exhausted: further calls will not run" if left == 0 else "",
+                )
+        except Exception as exc:  # noqa: BLE001 - a crash of the agent or shell is a harness error
+            return EndReason.HARNESS_ERROR, f"{type(exc).__name__}: {exc}"
+
+    def stop(self) -> None:
+        """End the agent's processes, then let every monitor take its last look."""
+        self.sandbox.stop_processes()
+        for monitor in self.monitors:
+            monitor.finish()
+
+    def outcome(self) -> EpisodeOutcome:
+        """What the episode came to: the verdict, the monitors' findings and all it gathered."""
+        monitor_fields: dict = {}
+        for monitor in self.monitors:
+            monitor_fields.update(monitor.record())
+        return EpisodeOutcome(
+            spec=self.spec,
+            task=self.task,
+            agent_name=self.agent.name,
+            model=self.agent.model,
+            end_reason=self.end_reason,
+            verdict=self.verdict,
+            commands=self.commands,
+            transcript=self.transcript,
+            usage=self.usage,
+            timings=self.timings,
+            enforced_limits=self.sandbox.enforced_limits,
+            harness_error=self.harness_error,
+            violations=[line for monitor in self.monitors for line in monitor.violations()],
+            monitor_fields=monitor_fields,
+            stood_in=self.stood_in,
         )
-        first = len(commands)
-        counts, before = agent.usage, _usage_counts(agent.usage)
-        end_reason, harness_error = _agent_phase(agent, step_context, sandbox, settings, monitors, commands)
-        after = _usage_counts(agent.usage)
-        kept_counting = agent.usage is counts and all(after[k] >= before[k] for k in after)
+
+    def _verify_s(self) -> float:
+        return self.verdict.duration_s if self.verdict is not None else 0.0
+
+
+class SingleStepEpisode(Episode):
+    """One agent phase on the task's instruction, then the hidden tests (unless the agent phase broke the harness)."""
+
+    def act(self) -> None:
+        self.end_reason, self.harness_error = self.agent_phase(self.context)
+        self.transcript = self.agent.transcript()
+        self.usage = _usage_counts(self.agent.usage)
+
+    def grade(self) -> None:
+        if self.harness_error is not None and self.end_reason == EndReason.HARNESS_ERROR:
+            return
+        with grading_beside(self.sandbox if self.task.graded_beside_the_agent else None):
+            self.verdict = run_hidden_tests(
+                self.backend, self.sandbox, self.task, self.inventory, self.settings.per_test_timeout_s, self.scratch
+            )
+
+
+class MultiStepEpisode(Episode):
+    """A multi-step task's steps in order in the one sandbox, each graded when the agent ends it.
+
+    The verdict is the steps' combined (see the module's docstring); nothing is left to grade
+    after the agent. ``transcript`` and ``usage`` gain each step's conversation and counts (an
+    agent may begin each conversation with fresh counts, or keep counting: either way every
+    step counts once).
+    """
+
+    def act(self) -> None:
+        results: list[StepResult] = []
+        for index, step in enumerate(self.task.steps):
+            context = replace(
+                self.context,
+                instruction=step.instruction,
+                solution=step.solution_text(),
+                prediction=self.context.prediction if index == 0 else None,
+            )
+            first = len(self.commands)
+            counts, before = self.agent.usage, _usage_counts(self.agent.usage)
+            self.end_reason, self.harness_error = self.agent_phase(context)
+            self._count_usage(counts, before)
+            self.transcript += self.agent.transcript()
+            result = StepResult(index, step.name, self.end_reason, len(self.commands) - first)
+            results.append(result)
+            if self.end_reason == EndReason.HARNESS_ERROR:
+                break
+            result.verdict = self.grade_step(index)
+            result.stopped = below_min_reward(step, result.verdict)
+            if self.harness_error is not None or result.stopped is not None:
+                break
+        self.verdict = combine(self.task, results, self.inventory)
+
+    def grade(self) -> None:
+        """Each step was graded as the agent ended it: nothing is left to grade."""
+
+    def grade_step(self, index: int) -> Verdict:
+        """Grade a snapshot of the home with step ``index``'s checks."""
+        return grade_step(
+            self.backend, self.sandbox, self.task, index, self.inventory, self.settings.per_test_timeout_s, self.scratch
+        )
+
+    def _count_usage(self, counts, before: dict[str, int]) -> None:
+        after = _usage_counts(self.agent.usage)
+        kept_counting = self.agent.usage is counts and all(after[k] >= before[k] for k in after)
         for key, value in after.items():
-            usage[key] = usage.get(key, 0) + value - (before[key] if kept_counting else 0)
-        transcript += agent.transcript()
-        result = StepResult(index, step.name, end_reason, len(commands) - first)
-        results.append(result)
-        if end_reason == EndReason.HARNESS_ERROR:
-            break
-        result.verdict = grade_step(backend, sandbox, task, index, inventory, settings.per_test_timeout_s, scratch)
-        result.stopped = below_min_reward(step, result.verdict)
-        if harness_error is not None or result.stopped is not None:
-            break
-    return end_reason, harness_error, combine(task, results, inventory)
+            self.usage[key] = self.usage.get(key, 0) + value - (before[key] if kept_counting else 0)
 
 
-def _stop(sandbox: Sandbox, monitors: list[EpisodeMonitor]) -> None:
-    """End the agent's processes, then let every monitor take its last look."""
-    sandbox.stop_processes()
-    for monitor in monitors:
-        monitor.finish()
+def player_for(task: Task) -> type[Episode]:
+    """The player of ``task``: a multi-step task's steps graded one by one, else one agent phase graded at the end."""
+    return MultiStepEpisode if task.steps else SingleStepEpisode
 
 
 def run_episode(
@@ -323,61 +404,7 @@ def run_episode(
     scratch: Path | None = None,
 ) -> EpisodeOutcome:
     """Play one episode in a prepared sandbox and grade it (step by step for a multi-step task). Never raises for agent behaviour."""
-    timings: dict[str, float] = {}
-    started = time.monotonic()
-    commands: list[CommandRecord] = []
-    monitors = list(monitors)
-    verdict: Verdict | None = None
-    transcript: list[dict] = []
-    usage: dict[str, int] = {}
-    if task.steps:
-        end_reason, harness_error, verdict = _play_steps(
-            task, inventory, backend, sandbox, agent, context, settings, monitors, commands, transcript, usage, scratch
-        )
-        if verdict.error and harness_error is None:
-            harness_error = verdict.error
-    else:
-        end_reason, harness_error = _agent_phase(agent, context, sandbox, settings, monitors, commands)
-        transcript = agent.transcript()
-        usage = _usage_counts(agent.usage)
-    timings["agent_s"] = time.monotonic() - started - (verdict.duration_s if verdict is not None else 0.0)
-
-    beside = task.graded_beside_the_agent  # what the agent left running stays up for the grader, stopped after it
-    if not beside:
-        _stop(sandbox, monitors)
-    stood_in = sandbox.stood_in()
-    if not task.steps and (harness_error is None or end_reason != EndReason.HARNESS_ERROR):
-        try:
-            with grading_beside(sandbox if beside else None):
-                verdict = run_hidden_tests(backend, sandbox, task, inventory, settings.per_test_timeout_s, scratch)
-        finally:
-            if beside:
-                _stop(sandbox, monitors)  # the oracle's last look sees what those processes did meanwhile
-        if verdict.error and harness_error is None:
-            harness_error = verdict.error
-    elif beside:
-        _stop(sandbox, monitors)
-    timings["verify_s"] = verdict.duration_s if verdict else 0.0
-    timings["total_s"] = time.monotonic() - started
-    violations = [line for monitor in monitors for line in monitor.violations()]
-    monitor_fields: dict = {}
-    for monitor in monitors:
-        monitor_fields.update(monitor.record())
-    agent.close()
-    return EpisodeOutcome(
-        spec=spec,
-        task=task,
-        agent_name=agent.name,
-        model=agent.model,
-        end_reason=end_reason,
-        verdict=verdict,
-        commands=commands,
-        transcript=transcript,
-        usage=usage,
-        timings=timings,
-        enforced_limits=sandbox.enforced_limits,
-        harness_error=harness_error,
-        violations=violations,
-        monitor_fields=monitor_fields,
-        stood_in=stood_in,
-    )
+    return player_for(task)(
+        spec=spec, task=task, inventory=inventory, backend=backend, sandbox=sandbox, agent=agent,
+        context=context, settings=settings, monitors=list(monitors), scratch=scratch,
+    ).play()

@@ -29,6 +29,7 @@ from pathlib import Path
 from ..agents.builtin import NoopAgent, ReferenceAgent
 from ..errors import SandboxError, TermrlError
 from ..harness import Harness, default_harness
+from ..report.failure import grader_summary
 from ..sandbox.base import SandboxBackend
 from ..settings import TEST_TIMEOUT_S
 from ..tasks.importers import offline_status, scan
@@ -196,7 +197,7 @@ def admit_task(harness: Harness, task: Task, run: bool = True) -> Admission:
             result.offline = "no"
             continue
         verdict = outcome.verdict
-        detail = outcome.grader_summary()
+        detail = grader_summary(outcome)
         if label == "noop":
             result.noop_fails = verdict is not None and verdict.error is None and not verdict.complete
             result.noop_detail = detail

@@ -47,6 +47,7 @@ from ..harness import Harness, default_harness
 from ..oracle.diff import diff_manifests
 from ..oracle.monitor import CollateralMonitor
 from ..oracle.policy import footprint
+from ..report.failure import grader_summary
 from ..sandbox.layout import HOME_INSIDE, workdir_alias
 from ..tasks.contracts import CONTRACTS_FILE, Contract, check_task_files, hash_task_files, read_contracts
 from ..tasks.importers import scan
@@ -170,7 +171,7 @@ def _fill(receipt: Receipt, outcome: EpisodeOutcome, oracle: CollateralMonitor) 
     verdict = outcome.verdict
     receipt.grader_passes = bool(verdict is not None and verdict.complete)
     receipt.grader_reward = _native_reward(outcome)
-    receipt.grader_output = outcome.grader_summary()
+    receipt.grader_output = grader_summary(outcome)
     if verdict is not None:
         data = verdict.to_dict()
         data["messages"] = {o.nodeid: o.message[:400] for o in verdict.outcomes if o.outcome != "passed"}
@@ -187,7 +188,7 @@ def _provisional_contract(loaded: LoadedTask, harness: Harness) -> tuple[LoadedT
     task = loaded.task
     outcome, oracle, _ = harness.play_fresh(LoadedTask(task, None, loaded.split), ReferenceAgent(), "footprint")
     if outcome.verdict is None or outcome.verdict.error or oracle.final is None:
-        return loaded, f"the reference run failed: {outcome.grader_summary()}"
+        return loaded, f"the reference run failed: {grader_summary(outcome)}"
     permitted = tuple(p.to_dict() for p in footprint(oracle.baseline, oracle.final))
     contract = Contract(
         task_id=task.id,

@@ -23,7 +23,7 @@ SANDBOX_SCRIPTS = {
     "pytest_termrl.standins.inside.tools",  # python -I tools.py TOOL ...: the installers' stand-ins (also read by the importer)
 }
 """Run as scripts inside a sandbox, by file path; the inside rule below says what they may import."""
-CORE = ("tasks", "sandbox", "oracle", "faults", "verifier", "episode", "harness", "report.record", "settings",
+CORE = ("tasks", "sandbox", "oracle", "faults", "verifier", "episode", "harness", "report.record", "report.failure", "settings",
         "validity", "standins", "serving", "registry")
 """The pytest-free core: imports nothing from pytest, plugin/ or modes/."""
 INSIDE = ("pytest_termrl.verifier.inside", "pytest_termrl.standins.inside")
@@ -184,6 +184,12 @@ def test_the_modes_never_import_the_plugin():
     edges = {name: _targets(name, path) for name, path in MODULES.items()}
     assert [n for n in MODULES if n.startswith("pytest_termrl.modes.")], "no mode modules found"
     assert _arrows(edges, "pytest_termrl.modes", "pytest_termrl.plugin") == []
+
+
+def test_the_report_never_imports_the_episode_loop():
+    """The arrow runs episode -> report: the report words and records what an episode hands it."""
+    edges = {name: _targets(name, path) for name, path in MODULES.items()}
+    assert _arrows(edges, "pytest_termrl.report", "pytest_termrl.episode") == []
 
 
 def _outside_imports(name: str, path: Path) -> list[str]:

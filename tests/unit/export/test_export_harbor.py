@@ -30,6 +30,7 @@ from pytest_termrl.agents.builtin import NoopAgent, ReferenceAgent
 from pytest_termrl.export.__main__ import main as export_main
 from pytest_termrl.export.harbor import export_suite, export_task
 from pytest_termrl.errors import TaskFormatError
+from pytest_termrl.report.failure import grader_summary
 from pytest_termrl.tasks.importers import load_task_dir, offline_status, scan
 from pytest_termrl.tasks.suite import LoadedTask
 
@@ -98,9 +99,9 @@ def test_the_round_trip_keeps_the_verdicts(exported, harness, task_id):
     for root in (CORE / task_id, out / task_id):
         loaded = LoadedTask(load_task_dir(root), None)
         reference, _, _ = harness.play_fresh(loaded, ReferenceAgent(), "reference")
-        assert reference.verdict.complete and reference.harness_error is None, (root, reference.grader_summary())
+        assert reference.verdict.complete and reference.harness_error is None, (root, grader_summary(reference))
         noop, _, _ = harness.play_fresh(loaded, NoopAgent(), "noop")
-        assert noop.verdict.error is None and not noop.verdict.complete, (root, noop.grader_summary())
+        assert noop.verdict.error is None and not noop.verdict.complete, (root, grader_summary(noop))
 
 
 def test_a_task_read_by_a_parser_is_not_exported(tmp_path):
