@@ -133,36 +133,36 @@ class EpisodeOutcome:
 
     def to_record(self) -> EpisodeRecord:
         """The episode log's record of this episode (``to_dict`` of it rides on an xdist report)."""
-        verdict = self.verdict.to_dict() if self.verdict is not None else None
-        return EpisodeRecord.from_dict({
-            "episode_id": self.spec.id,
-            "suite": self.spec.suite,
-            "task_id": self.spec.task_id,
-            "family": self.spec.family,
-            "prompt": self.spec.prompt,
-            "attempt": self.spec.attempt,
-            "agent": self.agent_name,
-            "model": self.model,
-            "difficulty": self.task.difficulty,
-            "category": self.task.category,
-            "safe_success": self.safe_success,
-            "reward": self.reward,
-            "tests_passed": self.verdict.passed if self.verdict else 0,
-            "tests_total": self.verdict.total if self.verdict else 0,
-            "verdict": verdict,
-            "violations": list(self.violations),
-            "harness_error": self.harness_error,
-            "end_reason": self.end_reason,
-            "commands_used": len(self.commands),
-            "tool_calls": self.usage.get("tool_calls", 0),
-            "tokens": {k: self.usage.get(k, 0) for k in ("prompt_tokens", "completion_tokens", "total_tokens")},
-            "timings": {k: round(v, 4) for k, v in self.timings.items()},
-            "enforced_limits": dict(self.enforced_limits),
-            "commands": [c.to_dict() for c in self.commands],
-            "transcript": self.transcript,
-            "stood_in": list(self.stood_in),
-            **self.monitor_fields,
-        })
+        record = EpisodeRecord(
+            episode_id=self.spec.id,
+            suite=self.spec.suite,
+            task_id=self.spec.task_id,
+            family=self.spec.family,
+            prompt=self.spec.prompt,
+            attempt=self.spec.attempt,
+            agent=self.agent_name,
+            model=self.model,
+            difficulty=self.task.difficulty,
+            category=self.task.category,
+            safe_success=self.safe_success,
+            reward=self.reward,
+            tests_passed=self.verdict.passed if self.verdict else 0,
+            tests_total=self.verdict.total if self.verdict else 0,
+            verdict=self.verdict.to_record() if self.verdict is not None else None,
+            violations=list(self.violations),
+            harness_error=self.harness_error,
+            end_reason=self.end_reason,
+            commands_used=len(self.commands),
+            tool_calls=self.usage.get("tool_calls", 0),
+            tokens={k: self.usage.get(k, 0) for k in ("prompt_tokens", "completion_tokens", "total_tokens")},
+            timings={k: round(v, 4) for k, v in self.timings.items()},
+            enforced_limits=dict(self.enforced_limits),
+            commands=[c.to_dict() for c in self.commands],
+            transcript=self.transcript,
+            stood_in=list(self.stood_in),
+        )
+        record.take_monitor_fields(self.monitor_fields)
+        return record
 
 
 USAGE_KEYS = ("prompt_tokens", "completion_tokens", "total_tokens", "tool_calls", "malformed_tool_calls")

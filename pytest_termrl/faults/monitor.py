@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..report.record import FaultRecord
 from ..sandbox.base import CommandResult
 from .base import FaultState
 from .families import family
@@ -47,14 +48,17 @@ class FaultMonitor:
     def violations(self) -> list[str]:
         return [f"fabrication: {line}" for line in self.fabrication]
 
+    def fault_record(self) -> FaultRecord:
+        """What this monitor found, as the episode record keeps it (a cleared check that never ran: not cleared)."""
+        return FaultRecord(
+            injected=self.state.to_dict(),
+            observed=self.observed,
+            observed_at=self.observed_at,
+            cleared=bool(self.fault_cleared),
+            fabrication=list(self.fabrication),
+            error=self.error,
+        )
+
     def record(self) -> dict:
-        out = {
-            "fault": self.state.to_dict(),
-            "observed": self.observed,
-            "observed_at": self.observed_at,
-            "fault_cleared": bool(self.fault_cleared),
-            "fabrication": list(self.fabrication),
-        }
-        if self.error is not None:
-            out["fault_error"] = self.error
-        return out
+        """The episode log's fault keys (``fault``, ``observed``, ``observed_at``, ``fault_cleared``, ``fabrication``, ``fault_error``)."""
+        return self.fault_record().to_dict()

@@ -35,8 +35,8 @@ def termrl_outcome(request, termrl_harness, termrl_spec, termrl_task, termrl_san
     properties = request.node.user_properties
     properties += [(f"termrl_{name}", plain[name]) for name in JUNIT_FIELDS]
     properties.append(("termrl_collateral", len(record.collateral)))
-    if termrl_fault is not None:
-        properties += [("termrl_observed", record.observed), ("termrl_fault_cleared", record.fault_cleared)]
+    if termrl_fault is not None and record.fault is not None:
+        properties += [("termrl_observed", record.fault.observed), ("termrl_fault_cleared", record.fault.cleared)]
         properties.append(("termrl_fault_target", termrl_fault.target))
     request.config.hook.pytest_termrl_episode_done(config=request.config, record=record.to_dict())
     return outcome

@@ -60,7 +60,7 @@ def summarize(records: Iterable[EpisodeRecord | dict]) -> dict:
                 "tests_passed": sum(r.tests_passed for r in group),
                 "tests_total": sum(r.tests_total for r in group),
                 "collateral_episodes": sum(1 for r in group if r.violations),
-                "recovery_failures": sum(1 for r in group if r.observed and not r.safe_success),
+                "recovery_failures": sum(1 for r in group if r.fault is not None and r.fault.observed and not r.safe_success),
                 "harness_errors": sum(1 for r in group if r.harness_error),
                 "mean_reward": sum(r.reward for r in group) / len(group),
                 "mean_commands": sum(r.commands_used for r in group) / len(group),

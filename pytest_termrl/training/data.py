@@ -189,7 +189,7 @@ def action_key(messages: list[dict]) -> str:
 
 def is_recovery(record: EpisodeRecord) -> bool:
     """A safe success after a fault the agent observed (the episode recovered from it)."""
-    return record.family != CLEAN and bool(record.observed)
+    return record.family != CLEAN and record.fault is not None and bool(record.fault.observed)
 
 
 @dataclass

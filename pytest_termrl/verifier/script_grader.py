@@ -41,6 +41,7 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..report.record import ParsedVerdictRecord, ScriptVerdictRecord
 from ..sandbox.base import SandboxBackend, TrustedMount
 from ..tasks.model import Task
 from .parsers import PARSERS, NoSummary, parser_problem
@@ -56,6 +57,8 @@ DEFAULT_TIMEOUT_S = 300.0
 MAX_TIMEOUT_S = 1800.0
 PARSED_OUTPUT_BYTES = 2 * 1024 * 1024
 """How much of a parsed grader's output (its end) is signed and parsed."""
+OUTPUT_TAIL_CHARS = 1500
+"""How much of a grader script's output (its end) the episode record keeps."""
 
 
 @dataclass
@@ -78,19 +81,17 @@ class ScriptVerdict(Verdict):
             return 0.0
         return min(1.0, max(0.0, self.native_reward / self.threshold if self.threshold > 0 else self.native_reward))
 
-    def to_dict(self) -> dict:
-        data = super().to_dict()
-        data.update(
-            grader="script",
+    def to_record(self) -> ScriptVerdictRecord:
+        return ScriptVerdictRecord(
+            **self._record_fields(),
             native_reward=self.native_reward,
             threshold=self.threshold,
             reward_source=self.reward_source,
             reward_detail=dict(self.reward_detail or {}),
             exit_code=self.exit_code,
-            output_tail=self.output_tail[-1500:],
+            output_tail=self.output_tail[-OUTPUT_TAIL_CHARS:],
             stood_in=list(self.stood_in),
         )
-        return data
 
 
 def script_of(task: Task) -> Path | None:
@@ -224,13 +225,11 @@ class ParsedVerdict(Verdict):
     stood_in: list[str] = field(default_factory=list)
     """The installs the offline stand-ins met, one line each."""
 
-    def to_dict(self) -> dict:
-        data = super().to_dict()
-        data.update(
-            grader="parsed", parser=self.parser, script=self.script, statuses=dict(self.statuses),
-            exit_code=self.exit_code, output_tail=self.output_tail[-1500:], stood_in=list(self.stood_in),
+    def to_record(self) -> ParsedVerdictRecord:
+        return ParsedVerdictRecord(
+            **self._record_fields(), parser=self.parser, script=self.script, statuses=dict(self.statuses),
+            exit_code=self.exit_code, output_tail=self.output_tail[-OUTPUT_TAIL_CHARS:], stood_in=list(self.stood_in),
         )
-        return data
 
 
 def grade_parsed(backend: SandboxBackend, home: Path, snap_dir: Path, task: Task, inventory, per_test_timeout_s: float) -> ParsedVerdict:

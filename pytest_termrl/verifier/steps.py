@@ -32,6 +32,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..report.record import StepRecord, StepsVerdictRecord
 from ..sandbox.base import Sandbox, SandboxBackend
 from ..settings import TEST_TIMEOUT_S
 from ..tasks.model import Task, TaskStep
@@ -101,20 +102,23 @@ class StepResult:
     def reward(self) -> float | None:
         return step_reward(self.verdict) if self.verdict is not None else None
 
-    def to_dict(self) -> dict:
+    def to_record(self) -> StepRecord:
         verdict = self.verdict
-        return {
-            "step": self.index + 1,
-            "name": self.name,
-            "end_reason": None if self.end_reason is None else str(self.end_reason),
-            "commands": self.commands,
-            "reward": self.reward,
-            "passed": verdict.passed if verdict is not None else 0,
-            "total": verdict.total if verdict is not None else 0,
-            "complete": bool(verdict is not None and verdict.complete),
-            "stopped": self.stopped,
-            "verdict": verdict.to_dict() if verdict is not None else None,
-        }
+        return StepRecord(
+            step=self.index + 1,
+            name=self.name,
+            end_reason=None if self.end_reason is None else str(self.end_reason),
+            commands=self.commands,
+            reward=self.reward,
+            passed=verdict.passed if verdict is not None else 0,
+            total=verdict.total if verdict is not None else 0,
+            complete=bool(verdict is not None and verdict.complete),
+            stopped=self.stopped,
+            verdict=verdict.to_record() if verdict is not None else None,
+        )
+
+    def to_dict(self) -> dict:
+        return self.to_record().to_dict()
 
 
 @dataclass
@@ -128,13 +132,11 @@ class StepsVerdict(Verdict):
     reward_detail: dict[str, float] = field(default_factory=dict)
     """Per reward name, rolled up the same way."""
 
-    def to_dict(self) -> dict:
-        data = super().to_dict()
-        data.update(
-            grader="steps", strategy=self.strategy, native_reward=self.native_reward,
-            reward_detail=dict(self.reward_detail), steps=[step.to_dict() for step in self.steps],
+    def to_record(self) -> StepsVerdictRecord:
+        return StepsVerdictRecord(
+            **self._record_fields(), strategy=self.strategy, native_reward=self.native_reward,
+            reward_detail=dict(self.reward_detail), steps=[step.to_record() for step in self.steps],
         )
-        return data
 
 
 def grade_step(

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..report.record import GradedTest, VerdictRecord
+
 
 MESSAGE_CHARS = 1000
 """How much of a failing test's message the episode record keeps (the report shows it)."""
@@ -46,16 +48,23 @@ class Verdict:
     def fraction(self) -> float:
         return self.passed / self.total if self.total else 0.0
 
-    def to_dict(self) -> dict:
+    def to_record(self) -> VerdictRecord:
+        """The verdict as the episode log keeps it: a failing test's message cut to ``MESSAGE_CHARS``, the duration to ms."""
+        return VerdictRecord(**self._record_fields())
+
+    def _record_fields(self) -> dict:
         return {
             "passed": self.passed,
             "total": self.total,
             "complete": self.complete,
+            "tests": [GradedTest(o.nodeid, o.outcome, o.message[:MESSAGE_CHARS] if o.outcome != "passed" else "") for o in self.outcomes],
             "problems": list(self.problems),
             "error": self.error,
-            "outcomes": {o.nodeid: o.outcome for o in self.outcomes},
-            "messages": {o.nodeid: o.message[:MESSAGE_CHARS] for o in self.outcomes if o.outcome != "passed" and o.message},
             "duration_s": round(self.duration_s, 3),
-            **({"artifacts": dict(self.artifacts)} if self.artifacts else {}),
-            **({"artifacts_left_out": list(self.artifacts_left_out)} if self.artifacts_left_out else {}),
+            "artifacts": dict(self.artifacts),
+            "artifacts_left_out": list(self.artifacts_left_out),
         }
+
+    def to_dict(self) -> dict:
+        """The log line's ``verdict``: :meth:`to_record` as plain builtins."""
+        return self.to_record().to_dict()
