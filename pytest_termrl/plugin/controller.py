@@ -28,7 +28,7 @@ from ..settings import TermrlOptions
 from ..tasks.contracts import CONTRACTS_FILE
 from ..tasks.suite import LoadedTask, load_suite
 from .collection import suite_grid
-from .keys import CONTROLLER_KEY, ENDPOINT_KEY, LEFT_OUT_KEY, SIGTERM_KEY
+from .keys import ENDPOINT_KEY, LEFT_OUT_KEY, SIGTERM_KEY
 from .server import model_endpoint, played_by_model
 
 if TYPE_CHECKING:
@@ -235,6 +235,10 @@ class Controller:
         except (OSError, ImportError) as exc:
             failure = OutputError(str(exc)) if isinstance(exc, ImportError) else exc
             self.write_failed(f"the HTML report could not be written to {self.html_path}", failure, self.html_path)
+
+
+CONTROLLER_KEY = pytest.StashKey[Controller]()
+"""config.stash: the Controller, on the controller process (or a run without xdist) only."""
 
 
 class XdistController:

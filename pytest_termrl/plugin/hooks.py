@@ -21,8 +21,8 @@ from ..report.outputs import OutputError
 from ..report.record import EndReason, episode_key
 from ..settings import TermrlOptions
 from .collection import ContractsModule, is_inside_suite, names_a_suite
-from .controller import Controller, XdistController, done_keys, episode_identity
-from .keys import CONTROLLER_KEY, LEFT_OUT_KEY, SIGTERM_KEY, SUITES_KEY, is_controller, termrl_options
+from .controller import CONTROLLER_KEY, Controller, XdistController, done_keys, episode_identity
+from .keys import LEFT_OUT_KEY, SIGTERM_KEY, SUITES_KEY, is_controller, termrl_options
 from .options import add_options, read_options
 from .progress import Progress
 from .server import start_model_server, stop_model_server

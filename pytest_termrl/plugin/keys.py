@@ -1,6 +1,7 @@
 """The stash keys the plugin's modules share (config.stash and item.stash, never module state).
 
-The keys a mode reads too (the run's options, an item's record) are defined beside
+The controller's own key (``CONTROLLER_KEY``) is defined beside :class:`.controller.Controller`,
+which it holds. The keys a mode reads too (the run's options, an item's record) are defined beside
 :class:`~pytest_termrl.modes.Mode`, since modes never import the plugin.
 """
 
@@ -17,14 +18,10 @@ from ..tasks.suite import LoadedTask
 if TYPE_CHECKING:
     from ..serving.endpoints import EndpointPool
     from ..serving.server import ManagedServer
-    from .controller import Controller
     from .signals import TerminateAsInterrupt
 
 SUITES_KEY = pytest.StashKey[dict[tuple[str, str], LoadedTask]]()
 """config.stash: {(suite root, task id): LoadedTask} for every collected task."""
-
-CONTROLLER_KEY = pytest.StashKey["Controller"]()
-"""config.stash: the Controller, on the controller process (or a run without xdist) only."""
 
 SERVER_KEY = pytest.StashKey["ManagedServer"]()
 """config.stash: the model server this run started (controller only)."""
