@@ -2,20 +2,27 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 import pytest
+
+from ..episode import EpisodeSpec
+from ..harness import Harness
+from ..settings import TermrlOptions
 
 from ..errors import ContractMismatchError
 from ..tasks.contracts import check_task_files
 from ..tasks.suite import LoadedTask
-from ..validity.audit import AUDIT_ACCIDENTS, REFERENCE, Receipt, format_summary, plan_task, run_accident, summarize
+from ..validity.audit import AUDIT_ACCIDENTS, REFERENCE, AuditPlan, Receipt, format_summary, plan_task, run_accident, summarize
 from .base import Mode, clean_specs, keep_record
 from .protocol import ControllerView
 
-PLANS_KEY = pytest.StashKey[dict]()
+PLANS_KEY = pytest.StashKey[dict[tuple[str, str], AuditPlan]]()
 """config.stash: each task's audit plan, made once per process and reused by its accidents."""
 
 
-def test_audit(termrl_spec, termrl_audit_receipt):
+def test_audit(termrl_spec: EpisodeSpec, termrl_audit_receipt: dict[str, Any]) -> None:
     """One (task, accident) of the grader audit: the oracle must catch the accident, the reference must pass."""
     r = termrl_audit_receipt
     if not r["ok"]:
@@ -25,7 +32,7 @@ def test_audit(termrl_spec, termrl_audit_receipt):
 
 
 @pytest.fixture
-def termrl_audit_receipt(request, termrl_harness, termrl_task, termrl_spec):
+def termrl_audit_receipt(request: pytest.FixtureRequest, termrl_harness: Harness, termrl_task: LoadedTask, termrl_spec: EpisodeSpec) -> dict[str, Any]:
     """This item's audit receipt; the task's reference is planned once per process and reused."""
     plans = request.config.stash.setdefault(PLANS_KEY, {})
     key = (termrl_spec.suite, termrl_spec.task_id)
@@ -50,13 +57,13 @@ class AuditMode(Mode):
     test_name = "test_audit"
     test = staticmethod(test_audit)
 
-    def log_file(self, options):
+    def log_file(self, options: TermrlOptions) -> Path:
         return options.run_dir / "audit.jsonl"
 
-    def specs(self, suite_id, loaded, options):
+    def specs(self, suite_id: str, loaded: LoadedTask, options: TermrlOptions) -> list[tuple[EpisodeSpec, str]]:
         return clean_specs(suite_id, loaded, (REFERENCE, *AUDIT_ACCIDENTS), "audit")
 
-    def log_line(self, record):
+    def log_line(self, record: dict[str, Any]) -> dict[str, Any]:
         return {"episode_id": f"{record['task_id']}-{record['accident']}", **record}
 
     def summary(self, terminalreporter: pytest.TerminalReporter, controller: ControllerView, finished: dict | None) -> None:

@@ -9,6 +9,7 @@ seen through :class:`~.protocol.ControllerView`): no mode imports the plugin.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Callable
 
@@ -87,7 +88,7 @@ class Mode:
         """The mode's section of the terminal summary, on the controller (``finished``: what :meth:`finish` returned)."""
 
 
-def clean_specs(suite_id: str, loaded: LoadedTask, names, prompt: str) -> list[tuple[EpisodeSpec, str]]:
+def clean_specs(suite_id: str, loaded: LoadedTask, names: Iterable[str], prompt: str) -> list[tuple[EpisodeSpec, str]]:
     """One clean item per name, labelled '<task>-<name>' (the validity modes' grid)."""
     task_id = loaded.task.id
     return [(EpisodeSpec(suite_id, task_id, name, prompt, 0, label=f"{task_id}-{name}"), CLEAN) for name in names]

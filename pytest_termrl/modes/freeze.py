@@ -3,25 +3,29 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from ..episode import EpisodeSpec
 from ..faults import CLEAN
 from ..tasks.contracts import CONTRACTS_FILE, merge_contracts, parse_contract_line
+from ..harness import Harness
+from ..settings import TermrlOptions
+from ..tasks.suite import LoadedTask
 from ..validity.freeze import freeze_task
 from .base import Mode, keep_record, run_options
 from .protocol import ControllerView
 
 
-def test_freeze(termrl_spec, termrl_freeze_result):
+def test_freeze(termrl_spec: EpisodeSpec, termrl_freeze_result: dict[str, Any]) -> None:
     """Validate a task's reference twice and produce its contract."""
     if termrl_freeze_result.get("error"):
         pytest.fail(termrl_freeze_result["error"], pytrace=False)
 
 
 @pytest.fixture
-def termrl_freeze_result(request, termrl_harness, termrl_task, termrl_spec):
+def termrl_freeze_result(request: pytest.FixtureRequest, termrl_harness: Harness, termrl_task: LoadedTask, termrl_spec: EpisodeSpec) -> dict[str, Any]:
     return keep_record(request, termrl_spec, freeze_task(termrl_harness, termrl_task, families=frozen_families(request.config)).to_dict())
 
 
@@ -42,7 +46,7 @@ class FreezeMode(Mode):
     require_contracts = False
     makes_suites = True
 
-    def specs(self, suite_id, loaded, options):
+    def specs(self, suite_id: str, loaded: LoadedTask, options: TermrlOptions) -> list[tuple[EpisodeSpec, str]]:
         task_id = loaded.task.id
         return [(EpisodeSpec(suite_id, task_id, "freeze", "reference", 0, label=task_id), CLEAN)]
 

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import json
 
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
 import pytest
 
 from ..episode import EpisodeSpec
@@ -14,18 +17,31 @@ from ..report.record import EndReason, EpisodeRecord
 from ..report.summary import format_table, summarize
 from .base import RECORD_KEY, Mode
 from .protocol import ControllerView
+from ..agents.base import Agent
+from ..faults.base import FaultState
+from ..harness import Harness
+from ..sandbox.base import Sandbox
+from ..settings import TermrlOptions
+from ..tasks.model import Task
+from ..tasks.suite import LoadedTask
+
+if TYPE_CHECKING:
+    from ..episode import EpisodeOutcome
 
 JUNIT_FIELDS = ("episode_id", "agent", "family", "prompt", "safe_success", "reward", "tests_passed", "tests_total", "end_reason", "commands_used")
 
 
-def test_episode(termrl_spec, termrl_outcome):
+def test_episode(termrl_spec: EpisodeSpec, termrl_outcome: EpisodeOutcome) -> None:
     """One episode: passes iff the hidden tests pass and nothing outside the contract was touched."""
     if not termrl_outcome.safe_success:
         pytest.fail(termrl_outcome.failure_text(), pytrace=False)
 
 
 @pytest.fixture
-def termrl_outcome(request, termrl_harness, termrl_spec, termrl_task, termrl_sandbox, termrl_fault, termrl_agent):
+def termrl_outcome(
+    request: pytest.FixtureRequest, termrl_harness: Harness, termrl_spec: EpisodeSpec, termrl_task: LoadedTask,
+    termrl_sandbox: Sandbox, termrl_fault: FaultState | None, termrl_agent: Agent,
+) -> EpisodeOutcome:
     """Play and grade the episode; its record is stashed for the report."""
     outcome = termrl_harness.play(termrl_spec, termrl_task, termrl_sandbox, termrl_agent, fault=termrl_fault)
     record = outcome.to_record()
@@ -65,14 +81,14 @@ class RunMode(Mode):
     plays_agent = True
     resumable = True
 
-    def log_file(self, options):
+    def log_file(self, options: TermrlOptions) -> Path:
         return options.episodes
 
-    def output_paths(self, options):
+    def output_paths(self, options: TermrlOptions) -> list[tuple[str, Path]]:
         report = [("JSON summary (--termrl-report)", options.report)] if options.report is not None else []
         return [("episode log", options.episodes), *report]
 
-    def specs(self, suite_id, loaded, options):
+    def specs(self, suite_id: str, loaded: LoadedTask, options: TermrlOptions) -> list[tuple[EpisodeSpec, str]]:
         targets = loaded.contract.fault_targets if loaded.contract else {}
         return [
             (EpisodeSpec(suite_id, loaded.task.id, family, prompt, attempt), family)
@@ -82,10 +98,13 @@ class RunMode(Mode):
             for attempt in range(options.attempts)
         ]
 
-    def log_line(self, record):
+    def log_line(self, record: dict[str, Any]) -> dict[str, Any]:
         return record
 
-    def failure_record(self, spec, options, message, *, end_reason=EndReason.HARNESS_ERROR, model=None, task=None):
+    def failure_record(
+        self, spec: EpisodeSpec, options: TermrlOptions, message: str, *, end_reason: EndReason = EndReason.HARNESS_ERROR,
+        model: str | None = None, task: Task | None = None,
+    ) -> dict[str, Any]:
         record = EpisodeRecord.harness_error_record(spec, options.agent, message, model=model, task=task)
         record.end_reason = str(end_reason)  # a plain str: the record travels to the controller on an xdist report
         return record.to_dict()

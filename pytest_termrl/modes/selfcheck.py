@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 import pytest
+
+from ..episode import EpisodeSpec
+from ..harness import Harness
+from ..settings import TermrlOptions
+from ..tasks.suite import LoadedTask
 
 from ..validity.selfcheck import CHECKS, run_check
 from .base import Mode, clean_specs, keep_record
 from .protocol import ControllerView
 
 
-def test_selfcheck(termrl_spec, termrl_check_result):
+def test_selfcheck(termrl_spec: EpisodeSpec, termrl_check_result: dict[str, Any]) -> None:
     """One validity check of one task: the grader and the oracle judge as they must."""
     r = termrl_check_result
     if not r["ok"]:
@@ -17,7 +25,7 @@ def test_selfcheck(termrl_spec, termrl_check_result):
 
 
 @pytest.fixture
-def termrl_check_result(request, termrl_harness, termrl_task, termrl_spec):
+def termrl_check_result(request: pytest.FixtureRequest, termrl_harness: Harness, termrl_task: LoadedTask, termrl_spec: EpisodeSpec) -> dict[str, Any]:
     return keep_record(request, termrl_spec, run_check(termrl_harness, termrl_task, termrl_spec.family).to_dict())
 
 
@@ -28,14 +36,14 @@ class SelfcheckMode(Mode):
     test_name = "test_selfcheck"
     test = staticmethod(test_selfcheck)
 
-    def log_file(self, options):
+    def log_file(self, options: TermrlOptions) -> Path:
         return options.run_dir / "validity.jsonl"
 
-    def specs(self, suite_id, loaded, options):
+    def specs(self, suite_id: str, loaded: LoadedTask, options: TermrlOptions) -> list[tuple[EpisodeSpec, str]]:
         faults = sorted(loaded.contract.fault_targets) if loaded.contract else []
         return clean_specs(suite_id, loaded, [*CHECKS, *(f"fault_{f}" for f in faults)], "selfcheck")
 
-    def log_line(self, record):
+    def log_line(self, record: dict[str, Any]) -> dict[str, Any]:
         return {"episode_id": f"{record['task_id']}-{record['check']}", **record}
 
     def summary(self, terminalreporter: pytest.TerminalReporter, controller: ControllerView, finished: dict | None) -> None:

@@ -12,6 +12,7 @@ import fnmatch
 import os
 import types
 from pathlib import Path
+from typing import Any, NoReturn
 
 import pytest
 
@@ -62,7 +63,7 @@ def suite_grid(suite: Suite, suite_id: str, options: TermrlOptions, mode: Mode) 
     ]
 
 
-def left_out_pairs(suite: Suite, suite_id: str, options: TermrlOptions, mode: Mode) -> list[dict]:
+def left_out_pairs(suite: Suite, suite_id: str, options: TermrlOptions, mode: Mode) -> list[dict[str, str]]:
     """Task x requested fault family pairs with no validated target, with the contract's reason.
 
     They are not collected (no episode could be honest about them); the summary counts them,
@@ -70,7 +71,7 @@ def left_out_pairs(suite: Suite, suite_id: str, options: TermrlOptions, mode: Mo
     """
     if not mode.plays_agent:
         return []
-    pairs = []
+    pairs: list[dict[str, str]] = []
     for loaded in sorted(suite.tasks, key=lambda lt: lt.task.id):
         if options.split and loaded.split != options.split or loaded.contract is None:
             continue
@@ -101,21 +102,21 @@ def marker_names(suite: Suite, families: list[str]) -> list[str]:
 class BrokenTask(pytest.Collector):
     """A task that could not be loaded: reported as its own collection error."""
 
-    def __init__(self, *, message: str, **kwargs) -> None:
+    def __init__(self, *, message: str, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.message = message
 
-    def collect(self):
+    def collect(self) -> NoReturn:
         raise pytest.Collector.CollectError(self.message)
 
-    def repr_failure(self, excinfo):
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
         return self.message
 
 
 class ContractsModule(pytest.Module):
     """The collector for one suite's contracts.jsonl."""
 
-    def _getobj(self):
+    def _getobj(self) -> types.ModuleType:
         config = self.config
         options = termrl_options(config)
         mode = MODES[options.mode]
@@ -142,7 +143,7 @@ class ContractsModule(pytest.Module):
         module.__dict__[test.__name__] = pytest.mark.parametrize("termrl_spec", params)(test)
         return module
 
-    def collect(self):
+    def collect(self) -> list[pytest.Item | pytest.Collector]:
         items = list(super().collect())
         for name, message in sorted(self.suite.problems.items()):
             items.append(BrokenTask.from_parent(self, name=name, message=message))

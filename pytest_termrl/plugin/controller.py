@@ -14,6 +14,7 @@ import importlib.util
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -27,8 +28,12 @@ from ..settings import TermrlOptions
 from ..tasks.contracts import CONTRACTS_FILE
 from ..tasks.suite import LoadedTask, load_suite
 from .collection import suite_grid
-from .keys import CONTROLLER_KEY, ENDPOINT_KEY, LEFT_OUT_KEY, SIGTERM_KEY
+from .keys import ENDPOINT_KEY, LEFT_OUT_KEY, SIGTERM_KEY
 from .server import model_endpoint, played_by_model
+
+if TYPE_CHECKING:
+    from xdist.scheduler.protocol import Scheduling
+    from xdist.workermanage import WorkerController
 
 WRITE_FAILED = pytest.ExitCode.INTERNAL_ERROR
 """The exit status of a run that could not write some of its results (no traceback: each is named)."""
@@ -37,7 +42,7 @@ WRITE_FAILED = pytest.ExitCode.INTERNAL_ERROR
 class Controller:
     """The run's one owner of its outputs; modes see it as a :class:`~pytest_termrl.modes.ControllerView`."""
 
-    def __init__(self, config, options: TermrlOptions, mode: Mode) -> None:
+    def __init__(self, config: pytest.Config, options: TermrlOptions, mode: Mode) -> None:
         self.config = config
         self.options = options
         self.mode = mode
@@ -87,7 +92,7 @@ class Controller:
         else:
             self.log.rotate()
 
-    def pytest_unconfigure(self, config):
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
         if self.claim is not None:
             self.claim.release()
 
@@ -110,7 +115,7 @@ class Controller:
         contracts = os.path.relpath(Path(suite) / CONTRACTS_FILE, str(self.config.rootpath))
         return episode_key(Path(contracts).as_posix(), episode_id, record.get("agent") or "", record.get("model"))
 
-    def pytest_runtest_logreport(self, report):
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         record = getattr(report, "termrl_episode", None)
         if record is None:
             return
@@ -124,7 +129,9 @@ class Controller:
         try:
             self.claim_outputs()
             if keep_artifacts(record, self.options.run_dir):
-                line = self.mode.log_line(record)
+                relogged = self.mode.log_line(record)
+                if relogged is not None:
+                    line = relogged
             if self.log is not None:
                 self.log.append(line)
         except (OSError, OutputError) as exc:
@@ -184,11 +191,11 @@ class Controller:
             pair["suite"] = self.suite_of(pair.pop("nodeid", "")) or pair["suite"]
             self.left_out.setdefault((pair["suite"], pair["task_id"], pair["family"]), pair)
 
-    def pytest_collection_finish(self, session):
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
         self.add_left_out(session.config.stash.get(LEFT_OUT_KEY, []))  # empty on an xdist controller
 
     # -- the end of the run ----------------------------------------------------------------
-    def pytest_sessionfinish(self, session):
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
         if self.log is not None:
             self.log.close()
         try:
@@ -200,7 +207,7 @@ class Controller:
         if self.failures and session.exitstatus not in (pytest.ExitCode.INTERRUPTED, pytest.ExitCode.USAGE_ERROR):
             session.exitstatus = WRITE_FAILED
 
-    def pytest_terminal_summary(self, terminalreporter):
+    def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         self.mode.summary(terminalreporter, self, self.summary)
         if self.html_path is not None and (self.records or self.earlier):
             unwritten = " (not written: see below)" if self.html_path in self.unwritten else ""
@@ -221,13 +228,17 @@ class Controller:
         """The HTML report of every episode of the run (an earlier run's too, with --termrl-resume)."""
         from ..report.html import Run, write_html
 
+        assert self.html_path is not None  # the caller checks
         records = latest_per_key([*self.earlier, *self.records]).records
         try:
             write_html(self.html_path, [Run(self.options.run_dir.name or "run", records, str(self.options.episodes))])
         except (OSError, ImportError) as exc:
-            if isinstance(exc, ImportError):
-                exc = OutputError(str(exc))
-            self.write_failed(f"the HTML report could not be written to {self.html_path}", exc, self.html_path)
+            failure = OutputError(str(exc)) if isinstance(exc, ImportError) else exc
+            self.write_failed(f"the HTML report could not be written to {self.html_path}", failure, self.html_path)
+
+
+CONTROLLER_KEY = pytest.StashKey[Controller]()
+"""config.stash: the Controller, on the controller process (or a run without xdist) only."""
 
 
 class XdistController:
@@ -236,36 +247,36 @@ class XdistController:
     def __init__(self, controller: Controller) -> None:
         self.controller = controller
 
-    def pytest_configure_node(self, node):
+    def pytest_configure_node(self, node: WorkerController) -> None:
         node.workerinput["termrl_done"] = [list(k) for k in sorted(self.controller.done)]
         endpoint = node.config.stash.get(ENDPOINT_KEY, None)
         if endpoint is not None:
             node.workerinput["termrl_endpoint"] = list(endpoint)
 
-    def pytest_testnodeready(self, node):
+    def pytest_testnodeready(self, node: WorkerController) -> None:
         """A local worker's pid, so that a SIGTERM to the controller reaches it too (:mod:`.signals`)."""
         terminate = node.config.stash.get(SIGTERM_KEY, None)
-        info = getattr(node.gateway, "_cache_rinfo", None)
-        if terminate is not None and node.gateway.spec.popen and getattr(info, "pid", None):
-            terminate.forward_to.add(int(info.pid))
+        pid = getattr(getattr(node.gateway, "_cache_rinfo", None), "pid", None)
+        if terminate is not None and node.gateway.spec.popen and pid:
+            terminate.forward_to.add(int(pid))
 
-    def pytest_testnodedown(self, node, error):
+    def pytest_testnodedown(self, node: WorkerController, error: object | None) -> None:
         self.controller.add_left_out(getattr(node, "workeroutput", {}).get("termrl_left_out", []))
         terminate = node.config.stash.get(SIGTERM_KEY, None)
-        info = getattr(node.gateway, "_cache_rinfo", None)
-        if terminate is not None and getattr(info, "pid", None):
-            terminate.forward_to.discard(int(info.pid))
+        pid = getattr(getattr(node.gateway, "_cache_rinfo", None), "pid", None)
+        if terminate is not None and pid:
+            terminate.forward_to.discard(int(pid))
 
-    def pytest_handlecrashitem(self, crashitem, report, sched):
+    def pytest_handlecrashitem(self, crashitem: str, report: pytest.TestReport, sched: Scheduling) -> None:
         """A worker died playing ``crashitem``: its failed report carries a ``worker_crashed`` record."""
         record = self.controller.crash_record(crashitem, str(report.longrepr))
         if record is not None:
-            report.termrl_episode = record
+            setattr(report, "termrl_episode", record)
             self.controller.say(f"pytest-termrl: episode {record['episode_id']} was lost with its worker: recorded as a "
                                 f"harness error (end reason {EndReason.WORKER_CRASHED}); --termrl-resume plays it again")
 
 
-def done_keys(config) -> set:
+def done_keys(config: pytest.Config) -> set[tuple[Any, ...]]:
     """Places of episodes to skip (:meth:`Controller.place_of`): the controller's own set, or what it handed this worker."""
     if not hasattr(config, "workerinput"):
         controller = config.stash.get(CONTROLLER_KEY, None)
@@ -273,7 +284,7 @@ def done_keys(config) -> set:
     return {tuple(k) for k in config.workerinput.get("termrl_done", [])}
 
 
-def episode_identity(config, options: TermrlOptions) -> tuple[str, str]:
+def episode_identity(config: pytest.Config, options: TermrlOptions) -> tuple[str, str]:
     """(agent, model) of this run's episode keys, as --termrl-agent and the endpoint name them."""
     if not played_by_model(options.agent):
         return options.agent, ""

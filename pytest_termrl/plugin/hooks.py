@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import sys
+import types
 import warnings
+from collections.abc import Generator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -12,29 +15,30 @@ from .. import hookspecs
 from ..agents import load_predictions
 from ..agents.prompts import REPO_PROMPTS_DIR, resolve_prompt
 from ..errors import SetupFailed, TermrlError
-from ..modes import MODES, OPTIONS_KEY, RECORD_KEY
+from ..modes import MODES, OPTIONS_KEY, RECORD_KEY, Mode
 from ..tasks.contracts import CONTRACTS_FILE
 from ..report.outputs import OutputError
 from ..report.record import EndReason, episode_key
+from ..settings import TermrlOptions
 from .collection import ContractsModule, is_inside_suite, names_a_suite
-from .controller import Controller, XdistController, done_keys, episode_identity
-from .keys import CONTROLLER_KEY, LEFT_OUT_KEY, SIGTERM_KEY, SUITES_KEY, is_controller, termrl_options
+from .controller import CONTROLLER_KEY, Controller, XdistController, done_keys, episode_identity
+from .keys import LEFT_OUT_KEY, SIGTERM_KEY, SUITES_KEY, is_controller, termrl_options
 from .options import add_options, read_options
 from .progress import Progress
 from .server import start_model_server, stop_model_server
 from .signals import TerminateAsInterrupt
 
 
-def pytest_addoption(parser):
+def pytest_addoption(parser: pytest.Parser) -> None:
     add_options(parser)
 
 
-def pytest_addhooks(pluginmanager):
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
     pluginmanager.add_hookspecs(hookspecs.TermrlHookSpecs)
 
 
 @pytest.hookimpl(trylast=True)
-def pytest_configure(config):
+def pytest_configure(config: pytest.Config) -> None:
     try:
         options = read_options(config)
         _resolve_prompts(config, options)
@@ -70,7 +74,7 @@ def pytest_configure(config):
         start_model_server(config, options)
 
 
-def _resolve_prompts(config, options) -> None:
+def _resolve_prompts(config: pytest.Config, options: TermrlOptions) -> None:
     """Prompt names and texts, looked up in the rootdir's prompts/ and then the repository's."""
     search = [Path(str(config.rootpath)) / "prompts"]
     if REPO_PROMPTS_DIR.resolve() != search[0].resolve():
@@ -80,11 +84,11 @@ def _resolve_prompts(config, options) -> None:
     options.prompt_texts = dict(resolved)
 
 
-def _module_of(mode):
+def _module_of(mode: Mode) -> types.ModuleType:
     return sys.modules[type(mode).__module__]
 
 
-def pytest_unconfigure(config):
+def pytest_unconfigure(config: pytest.Config) -> None:
     stop_model_server(config)
     terminate = config.stash.get(SIGTERM_KEY, None)
     if terminate is not None:
@@ -92,14 +96,14 @@ def pytest_unconfigure(config):
 
 
 # -- collection ----------------------------------------------------------------------
-def pytest_collect_file(file_path: Path, parent):
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> ContractsModule | None:
     if file_path.name == CONTRACTS_FILE:
         return ContractsModule.from_parent(parent, path=file_path)
     return None
 
 
 @pytest.hookimpl(tryfirst=True)
-def pytest_collect_directory(path: Path, parent):
+def pytest_collect_directory(path: Path, parent: pytest.Collector) -> None:
     """In a mode that makes suites (freeze), a folder of task directories without contracts.jsonl is a new suite.
 
     Only a folder the command line names (or one inside it) counts: pytest also lists the
@@ -118,20 +122,20 @@ def pytest_collect_directory(path: Path, parent):
     return None
 
 
-def _named_by_arguments(path: Path, config) -> bool:
+def _named_by_arguments(path: Path, config: pytest.Config) -> bool:
     base = Path(config.invocation_params.dir)
     named = [(base / arg.split("::")[0]).resolve() for arg in config.args]
     here = path.resolve()
     return any(here == arg or arg in here.parents for arg in named)
 
 
-def pytest_ignore_collect(collection_path: Path, config):
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
     if is_inside_suite(collection_path):
         return True
     return None
 
 
-def pytest_collection_modifyitems(session, config, items):
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
     """With --termrl-resume, deselect the episodes the log already holds."""
     options = termrl_options(config)
     done = done_keys(config)
@@ -150,14 +154,15 @@ def pytest_collection_modifyitems(session, config, items):
         items[:] = keep
 
 
-def pytest_collection_finish(session):
+def pytest_collection_finish(session: pytest.Session) -> None:
     """What collection left out or could not match, said once per run (not once per xdist worker)."""
     config = session.config
     workeroutput = getattr(config, "workeroutput", None)
     if workeroutput is not None:
-        workeroutput["termrl_left_out"] = list(config.stash.get(LEFT_OUT_KEY, []))
+        left_out: list[dict[str, Any]] = config.stash.get(LEFT_OUT_KEY, [])
+        workeroutput["termrl_left_out"] = list(left_out)
     options = termrl_options(config)
-    first = workeroutput is None or config.workerinput.get("workerid") == "gw0"
+    first = workeroutput is None or getattr(config, "workerinput", {}).get("workerid") == "gw0"
     if options.predictions is None or not first or not config.stash.get(SUITES_KEY, None):
         return
     known = {task_id for _, task_id in config.stash[SUITES_KEY]}
@@ -171,15 +176,16 @@ def pytest_collection_finish(session):
 
 # -- reports -------------------------------------------------------------------------
 @pytest.hookimpl(wrapper=True)
-def pytest_runtest_makereport(item, call):
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     """The item's record rides on its call report; an item whose setup failed gets the mode's failure record."""
     report = yield
-    setup_failed = call.excinfo is not None and isinstance(call.excinfo.value, SetupFailed)
+    failed_setup = call.excinfo.value if call.excinfo is not None and isinstance(call.excinfo.value, SetupFailed) else None
+    setup_failed = failed_setup is not None
     if setup_failed:
-        report.longrepr = str(call.excinfo.value)  # one readable block, not the fixture's traceback
+        report.longrepr = str(failed_setup)  # one readable block, not the fixture's traceback
     record = item.stash.get(RECORD_KEY, None)
     if record is not None and report.when == "call":
-        report.termrl_episode = record
+        setattr(report, "termrl_episode", record)  # plain builtins: it travels to the controller
         if item.config.pluginmanager.hasplugin("html") and item.config.getoption("htmlpath", None):
             _add_episode_extra(report, record)
     elif report.when == "setup" and report.failed and hasattr(item, "callspec"):
@@ -187,21 +193,21 @@ def pytest_runtest_makereport(item, call):
         if spec is not None:
             options = termrl_options(item.config)
             if setup_failed:
-                message, end_reason = str(call.excinfo.value), EndReason.SETUP_FAILED
+                message, end_reason = str(failed_setup), EndReason.SETUP_FAILED
             else:
                 message = str(report.longrepr).strip().splitlines()[-1] if report.longrepr else "setup failed"
                 end_reason = EndReason.HARNESS_ERROR
             model = episode_identity(item.config, options)[1] or None
             loaded = item.config.stash.get(SUITES_KEY, {}).get((spec.suite, spec.task_id))
-            failure = MODES[options.mode].failure_record(spec, options, message, end_reason=end_reason, model=model, task=loaded and loaded.task)
+            failure = MODES[options.mode].failure_record(spec, options, message, end_reason=end_reason, model=model, task=loaded.task if loaded is not None else None)
             if failure is not None:
-                report.termrl_episode = failure
+                setattr(report, "termrl_episode", failure)
     return report
 
 
-def _add_episode_extra(report, record: dict) -> None:
+def _add_episode_extra(report: pytest.TestReport, record: dict[str, Any]) -> None:
     """pytest-html shows the episode view (static, escaped HTML) under the episode's test."""
     from ..report.html.episode_view import episode_html
 
     extra = {"name": "episode", "format_type": "html", "content": episode_html(record), "mime_type": None, "extension": None}
-    report.extras = [*getattr(report, "extras", []), extra]
+    setattr(report, "extras", [*getattr(report, "extras", []), extra])

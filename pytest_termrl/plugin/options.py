@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from ..agents import agent_names
 from ..agents.builtin import AGENT_ALIASES
@@ -22,7 +25,7 @@ KNOWN_FAMILIES = [CLEAN, *FAMILIES]
 """Every family an episode can run under: clean and each fault family."""
 
 
-def add_options(parser) -> None:
+def add_options(parser: pytest.Parser) -> None:
     group = parser.getgroup("termrl", "pytest-termrl: terminal-agent episodes as tests")
     add = group.addoption
     add("--termrl-agent", default=None, help=f"agent that plays episodes: reference (runs solution.sh; 'oracle' is accepted too), noop, script, openai (default: ini termrl_agent or {_D.agent})")
@@ -90,11 +93,11 @@ def expand_families(text: str, known: list[str]) -> list[str]:
     return names or [CLEAN]
 
 
-def chosen_mode(config) -> str:
+def chosen_mode(config: pytest.Config) -> str:
     """The mode whose flag was given (the default mode without one); two flags are a usage error."""
     chosen = [name for name, mode in MODES.items() if mode.flag and config.getoption(_dest(mode.flag))]
     if len(chosen) > 1:
-        raise ValueError(f"{' and '.join(MODES[n].flag for n in chosen)} exclude each other: one run has one mode")
+        raise ValueError(f"{' and '.join(str(MODES[n].flag) for n in chosen)} exclude each other: one run has one mode")
     return chosen[0] if chosen else DEFAULT_MODE
 
 
@@ -102,11 +105,11 @@ def _dest(flag: str) -> str:
     return flag.lstrip("-").replace("-", "_")
 
 
-def read_options(config) -> TermrlOptions:
+def read_options(config: pytest.Config) -> TermrlOptions:
     """Options win over ini keys, ini keys over defaults. Raises ValueError on bad values."""
     get = config.getoption
 
-    def pick(option: str, ini: str | None = None, default=None):
+    def pick(option: str, ini: str | None = None, default: Any = None) -> Any:
         value = get(option)
         if value is None and ini is not None:
             value = config.getini(ini) or None

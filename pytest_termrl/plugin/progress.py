@@ -8,8 +8,13 @@ seconds and at the last; silent under ``-q``.
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from xdist.workermanage import WorkerController
 
 INTERVAL_S = 10.0
 
@@ -21,7 +26,7 @@ def _clock(seconds: float) -> str:
 
 
 class Progress:
-    def __init__(self, config, test_name: str, interval_s: float = INTERVAL_S) -> None:
+    def __init__(self, config: pytest.Config, test_name: str, interval_s: float = INTERVAL_S) -> None:
         self.config = config
         self.marker = f"::{test_name}["
         """What an episode's node id holds: only episodes count."""
@@ -33,23 +38,23 @@ class Progress:
         self.started = time.monotonic()
         self._shown_at: float | None = None
 
-    def _count(self, nodeids) -> int:
+    def _count(self, nodeids: Iterable[str]) -> int:
         return sum(1 for nodeid in nodeids if self.marker in nodeid)
 
-    def pytest_collection_finish(self, session):
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
         if session.items:
             self.total = self._count(item.nodeid for item in session.items)
             self.started = time.monotonic()
 
     @pytest.hookimpl(optionalhook=True)
-    def pytest_xdist_node_collection_finished(self, node, ids):
+    def pytest_xdist_node_collection_finished(self, node: WorkerController, ids: list[str]) -> None:
         """Under xdist every worker collects the same items: the first to finish gives the total."""
         if not self.total:
             self.total = self._count(ids)
             self.started = time.monotonic()
 
     @pytest.hookimpl(trylast=True)
-    def pytest_runtest_logreport(self, report):
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         """After the terminal reporter wrote this report's letter, so the line lands after it."""
         record = getattr(report, "termrl_episode", None)
         if record is None:

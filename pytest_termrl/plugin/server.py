@@ -18,7 +18,7 @@ def played_by_model(agent: str) -> bool:
     return agent in agent_names() and needs_model(agent)
 
 
-def start_model_server(config, options: TermrlOptions) -> None:
+def start_model_server(config: pytest.Config, options: TermrlOptions) -> None:
     """On the controller only: start the model server once for the whole run, or note the given endpoint."""
     m = options.model
     if m.server and MODES[options.mode].plays_agent and played_by_model(options.agent):
@@ -38,14 +38,15 @@ def start_model_server(config, options: TermrlOptions) -> None:
         config.stash[ENDPOINT_KEY] = (m.base_url, m.model)
 
 
-def stop_model_server(config) -> None:
+def stop_model_server(config: pytest.Config) -> None:
     server = config.stash.get(SERVER_KEY, None)
     if server is not None:
         server.stop()
 
 
-def model_endpoint(config) -> tuple:
+def model_endpoint(config: pytest.Config) -> tuple[str | None, str | None]:
     """(base URL, served model): handed to workers by the controller, else from this process's stash."""
     if hasattr(config, "workerinput") and "termrl_endpoint" in config.workerinput:
-        return tuple(config.workerinput["termrl_endpoint"])
+        base_url, served = config.workerinput["termrl_endpoint"]
+        return base_url, served
     return config.stash.get(ENDPOINT_KEY, (None, None))

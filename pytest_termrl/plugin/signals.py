@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import signal
 import threading
+from types import FrameType
 
 
 class TerminateAsInterrupt:
@@ -36,7 +37,7 @@ class TerminateAsInterrupt:
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
         self.installed = False
 
-    def _handle(self, signum, frame) -> None:
+    def _handle(self, signum: int, frame: FrameType | None) -> None:
         signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a second SIGTERM ends the process at once
         for pid in sorted(self.forward_to):
             try:

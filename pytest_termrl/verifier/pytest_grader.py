@@ -24,7 +24,7 @@ RUNNER = "runner.py"
 TESTS_INSIDE = "/opt/termrl/tests"
 
 
-def grade(backend: SandboxBackend, home: Path, snap_dir: Path, task: Task, inventory, per_test_timeout_s: float) -> Verdict:
+def grade(backend: SandboxBackend, home: Path, snap_dir: Path, task: Task, inventory: tuple[str, ...] | None, per_test_timeout_s: float) -> Verdict:
     """Run the task's test files on the home's copy and judge them against the inventory."""
     if task.tests_dir is None:
         return Verdict(error=f"task {task.id!r} has no hidden tests")

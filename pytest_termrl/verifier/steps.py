@@ -153,8 +153,7 @@ def grade_step(
 
 
 def _roll_up(strategy: str, graded: list[Verdict]) -> tuple[float | None, dict[str, float]]:
-    rewards = [step_reward(v) for v in graded]
-    rewards = [r for r in rewards if r is not None]
+    rewards = [r for r in (step_reward(v) for v in graded) if r is not None]
     named = [_named_rewards(v) for v in graded if v.error is None]
     if not rewards:
         return None, {}

@@ -20,24 +20,26 @@ write (FileNotFoundError, KeyError...), an import of a module the test expects i
 home (the test put the home on ``sys.path``), a syntax error in the agent's own module.
 """
 
+from __future__ import annotations
+
 import ast
 import os
 import sys
 import traceback
 
 
-def _inside(path, folder):
+def _inside(path: str, folder: str) -> bool:
     path = os.path.realpath(path)
     return path == folder or path.startswith(folder.rstrip("/") + "/")
 
 
-def agent_space():
+def agent_space() -> set[str]:
     """The folders the agent's work lives in, inside the verifier sandbox."""
     roots = {os.path.realpath(p) for p in (os.getcwd(), os.environ.get("HOME") or os.getcwd(), "/tmp")}
     return {root for root in roots if root != "/"}
 
 
-def trusted_roots():
+def trusted_roots() -> set[str]:
     """Folders mounted read-only from the harness: its interpreter, site-packages and runners.
 
     They may sit under /tmp on the host (a checkout there), and are mounted at the same path,
@@ -47,7 +49,7 @@ def trusted_roots():
     return {os.path.realpath(root) for root in roots if root}
 
 
-def agent_on_path(path_entries=None, tests_dir=None):
+def agent_on_path(path_entries: list[str] | None = None, tests_dir: str | None = None) -> bool:
     """Whether a folder the agent could fill is on ``sys.path`` (so an import may look for its code).
 
     The tests folder (pytest puts it on the path) is the grader's; an entry that is neither
@@ -68,7 +70,7 @@ def agent_on_path(path_entries=None, tests_dir=None):
     return False
 
 
-def _at_import(path, line):
+def _at_import(path: str, line: int) -> bool:
     """Whether the statement at ``path:line`` is an ``import`` (not, say, a pickle.load that imports)."""
     try:
         with open(path, "rb") as handle:
@@ -81,7 +83,7 @@ def _at_import(path, line):
     )
 
 
-def _recompiled(filename):
+def _recompiled(filename: str) -> SyntaxError | None:
     """The SyntaxError compiling ``filename`` raises now, or None when it compiles."""
     try:
         with open(filename, "rb") as handle:
@@ -93,7 +95,7 @@ def _recompiled(filename):
     return None
 
 
-def grader_fault(exc, tests_dir, label="tests"):
+def grader_fault(exc: BaseException, tests_dir: str, label: str = "tests") -> str | None:
     """'FILE:LINE: ...' when the collection error ``exc`` is the grader's own fault; None when it may be the agent's.
 
     ``exc`` is what collecting a test file raised (pytest's CollectError, whose cause is the
@@ -102,7 +104,7 @@ def grader_fault(exc, tests_dir, label="tests"):
     tests_dir = os.path.realpath(tests_dir)
     cause = exc.__cause__ if type(exc).__name__ == "CollectError" and exc.__cause__ is not None else exc
 
-    def shown(path):
+    def shown(path: str) -> str:
         return f"{label}/{os.path.relpath(os.path.realpath(path), tests_dir)}"
 
     if isinstance(cause, SyntaxError):

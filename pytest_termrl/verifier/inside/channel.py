@@ -6,16 +6,19 @@ Standard library only: it runs inside the verifier sandbox with ``python -I``, n
 runners, and imports nothing from pytest_termrl or the workspace.
 """
 
+from __future__ import annotations
+
 import ctypes
 import hashlib
 import hmac
 import json
 import os
+from typing import Any
 
 PR_SET_DUMPABLE = 4
 
 
-def non_dumpable():
+def non_dumpable() -> bool:
     """Make /proc/<pid>/fd and /proc/<pid>/mem of this process root's alone; True if it worked.
 
     Code the graders run as the same uid (an agent's script, a git hook in the agent's
@@ -28,7 +31,7 @@ def non_dumpable():
         return False
 
 
-def read_key():
+def read_key() -> bytes:
     """The MAC key, read once from its pipe, which is then closed."""
     key_fd = int(os.environ.pop("TERMRL_SECRET_FD"))
     key = b""
@@ -41,14 +44,14 @@ def read_key():
     return key
 
 
-def result_fd():
+def result_fd() -> int:
     """The result pipe, kept from every child process."""
     fd = int(os.environ.pop("TERMRL_RESULT_FD"))
     os.set_inheritable(fd, False)
     return fd
 
 
-def send_signed(fd, key, body):
+def send_signed(fd: int, key: bytes, body: dict[str, Any]) -> None:
     """Write {body, mac} as one JSON line and close the pipe."""
     text = json.dumps(body, sort_keys=True)
     mac = hmac.new(key, text.encode(), hashlib.sha256).hexdigest()
@@ -58,7 +61,7 @@ def send_signed(fd, key, body):
     os.close(fd)
 
 
-def authenticated_body(payload, key):
+def authenticated_body(payload: bytes, key: bytes) -> Any:
     """The body ``send_signed`` wrote under ``key``, or None for anything else (forged, torn, empty)."""
     try:
         envelope = json.loads(payload.decode().strip().splitlines()[0])

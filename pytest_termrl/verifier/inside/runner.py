@@ -8,10 +8,17 @@ parsed. A collection error that is the grader's own fault (:mod:`blame`; LABEL n
 tests folder in its message) is sent apart, as ``grader_errors``.
 """
 
+from __future__ import annotations
+
 import gc
 import os
 import signal
 import sys
+from types import FrameType, ModuleType
+from typing import TYPE_CHECKING, Any, NoReturn
+
+if TYPE_CHECKING:  # the trusted toolchain, for the checker only: main() imports it at run time
+    import pytest
 
 
 class _Timeout(BaseException):
@@ -19,28 +26,28 @@ class _Timeout(BaseException):
 
 
 class OutcomeCollector:
-    def __init__(self, per_test_timeout, tests_dir=None, label="tests", blame=None):
+    def __init__(self, per_test_timeout: float, tests_dir: str | None = None, label: str = "tests", blame: ModuleType | None = None) -> None:
         self.timeout = per_test_timeout
         self.tests_dir = tests_dir
         self.label = label
         self.blame = blame
-        self.grader_errors = []
-        self.outcomes = {}
-        self.messages = {}
-        self.collected = []
-        self.collection_errors = []
+        self.grader_errors: list[dict[str, str]] = []
+        self.outcomes: dict[str, str] = {}
+        self.messages: dict[str, str] = {}
+        self.collected: list[str] = []
+        self.collection_errors: list[dict[str, str]] = []
 
-    def _alarm(self, signum, frame):
+    def _alarm(self, signum: int, frame: FrameType | None) -> None:
         raise _Timeout(f"test exceeded the per-test timeout of {self.timeout:g} s")
 
-    def pytest_collection_finish(self, session):
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
         self.collected = [item.nodeid for item in session.items]
 
-    def pytest_collectreport(self, report):
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed:
             self.collection_errors.append({"nodeid": report.nodeid, "message": _short(report)})
 
-    def pytest_exception_interact(self, node, call, report):
+    def pytest_exception_interact(self, node: pytest.Item | pytest.Collector, call: pytest.CallInfo[Any], report: pytest.CollectReport | pytest.TestReport) -> None:
         """A test file that did not collect: is it the grader's own fault? (the exception is only here)"""
         if report.when != "collect" or call.excinfo is None or self.blame is None:
             return
@@ -51,14 +58,15 @@ class OutcomeCollector:
         if problem:
             self.grader_errors.append({"nodeid": report.nodeid, "message": problem})
 
-    def pytest_runtest_protocol(self, item, nextitem):
+    def pytest_runtest_protocol(self, item: pytest.Item, nextitem: pytest.Item | None) -> None:
         signal.signal(signal.SIGALRM, self._alarm)
         signal.setitimer(signal.ITIMER_REAL, self.timeout)
 
-    def pytest_runtest_logreport(self, report):
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if report.when == "teardown":
             signal.setitimer(signal.ITIMER_REAL, 0)
         current = self.outcomes.get(report.nodeid)
+        outcome: str
         if report.when == "call":
             outcome = report.outcome
         elif report.failed:
@@ -76,7 +84,7 @@ class OutcomeCollector:
             self.messages[report.nodeid] = _short(report)
 
 
-def _short(report):
+def _short(report: pytest.CollectReport | pytest.TestReport) -> str:
     """The assertion lines ('E ...') and the crash location, or the tail of the report."""
     text = getattr(report, "longreprtext", "") or str(report.longrepr or "")
     lines = [line for line in text.splitlines() if line.startswith("E ")]
@@ -94,7 +102,7 @@ UNUSED_PLUGINS = ("cacheprovider", "pastebin", "junitxml", "doctest", "setuponly
 _GIT_OVERRIDES = {"core.fsmonitor": "false", "core.hooksPath": "/dev/null", "core.pager": "cat"}
 
 
-def _warm_up():
+def _warm_up() -> ModuleType:
     """Import pytest and its built-in plugins before the key is read: a spare does it ahead of its run.
 
     Only the trusted toolchain is imported (isolated mode: no workspace on sys.path).
@@ -118,10 +126,10 @@ def _warm_up():
     return pytest
 
 
-def main(argv):
+def main(argv: list[str]) -> NoReturn:
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    import blame
-    import channel
+    import blame  # type: ignore[import-not-found]  # a sibling, by bare name: it runs as a script
+    import channel  # type: ignore[import-not-found]
 
     sys.path.pop(0)  # the tests must not import the harness's modules by accident
 

@@ -24,6 +24,8 @@ the last OUTPUT_BYTES of its output are signed too, for the harness to parse.
   directory; what does not fit is named, not sent.
 """
 
+from __future__ import annotations
+
 import json
 import os
 import signal
@@ -66,7 +68,7 @@ ARTIFACT_BYTES = 1024 * 1024
 """At most this many artifact files, and this many bytes of them in all, go back with the result."""
 
 
-def _write_shims():
+def _write_shims() -> None:
     os.makedirs(SHIM_DIR, exist_ok=True)
     here = os.path.dirname(os.path.abspath(__file__))
     plugins = os.path.join(here, "pytest_plugins")  # --ctrf (Harbor's template asks for pytest-json-ctrf's report)
@@ -80,7 +82,7 @@ def _write_shims():
     import tools  # the stand-ins' one table: which installers they meet
 
     sys.path.pop(0)
-    for name in tools.TOOLS:
+    for name in tools.TOOLS:  # type: ignore[attr-defined]  # the checker may take the repository's tools/ folder for this module
         path = os.path.join(SHIM_DIR, name)
         with open(path, "w") as handle:
             handle.write(f'#!/bin/sh\nexec "{sys.executable}" -I "{STANDINS_AT}/tools.py" {name} "$@"\n')
@@ -92,16 +94,16 @@ def _write_shims():
         os.chmod(path, 0o755)
 
 
-def _stood_in():
+def _stood_in() -> list[str]:
     """What the stand-ins did, one line each (written by code running as the agent's user: a log, not a verdict)."""
     text = _read_small(STANDIN_LOG) or ""
     return [line[:300] for line in text.splitlines() if line.strip()][:50]
 
 
-def _kill_others():
+def _kill_others() -> None:
     """SIGKILL every process this uid may signal, but this one: the script's leftovers."""
     me = os.getpid()
-    ancestors = set()
+    ancestors: set[int] = set()
     pid = os.getppid()
     while pid > 1 and pid not in ancestors:
         ancestors.add(pid)
@@ -128,13 +130,13 @@ def _kill_others():
         time.sleep(0.02)
 
 
-def _read_small(path):
+def _read_small(path: str) -> str | None:
     """Text of a regular file, not following links, never blocking; None otherwise."""
     data, _ = read_capped(path, MAX_REWARD_BYTES)
     return None if data is None else data.decode(errors="replace")
 
 
-def read_capped(path, limit):
+def read_capped(path: str, limit: int) -> tuple[bytes | None, str | None]:
     """Bytes of a regular file not over ``limit``, not following links, never blocking; else (None, why not)."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
@@ -151,11 +153,13 @@ def read_capped(path, limit):
         os.close(fd)
 
 
-def collect_artifacts(folder):
+def collect_artifacts(folder: str) -> tuple[dict[str, str], list[str]]:
     """({relative path: base64 of its bytes}, [what was left out and why]) of the files under ``folder``."""
     import base64
 
-    kept, left_out, budget = {}, [], ARTIFACT_BYTES
+    kept: dict[str, str] = {}
+    left_out: list[str] = []
+    budget = ARTIFACT_BYTES
     for top, dirs, files in os.walk(folder):
         dirs[:] = sorted(d for d in dirs if not os.path.islink(os.path.join(top, d)))
         for name in sorted(files):
@@ -173,14 +177,14 @@ def collect_artifacts(folder):
     return kept, left_out[:50]
 
 
-def _number(value):
+def _number(value: object) -> float | None:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
     value = float(value)
     return value if value == value and abs(value) != float("inf") else None
 
 
-def read_reward(reward_dir):
+def read_reward(reward_dir: str) -> tuple[float | None, str | None, dict[str, float], str | None]:
     """(reward, source, detail, problem): reward.txt first, then reward.json, as Harbor reads them.
 
     reward.json's ``reward`` key is the reward when present; else every named reward
@@ -206,7 +210,7 @@ def read_reward(reward_dir):
         return _number(data), "reward.json", {}, None
     if not isinstance(data, dict):
         return None, "reward.json", {}, "reward.json is neither a number nor an object"
-    detail = {str(k): _number(v) for k, v in data.items() if _number(v) is not None}
+    detail = {str(k): number for k, number in ((k, _number(v)) for k, v in data.items()) if number is not None}
     if "reward" in data:
         value = _number(data["reward"])
         if value is None:
@@ -219,9 +223,9 @@ def read_reward(reward_dir):
     return min(detail.values()), "reward.json", detail, None
 
 
-def main(argv):
+def main(argv: list[str]) -> int:
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    import channel
+    import channel  # type: ignore[import-not-found]  # a sibling, by bare name: it runs as a script
 
     sys.path.pop(0)  # the tests must not import the harness's modules by accident
 

@@ -15,31 +15,37 @@ skip is a skip; an expected failure counts as skipped, an unexpected pass of a s
 as failed, as pytest itself reports them.
 """
 
+from __future__ import annotations
+
 import json
 import os
 import time
+from typing import Any
+
+# pytest's Parser, Config, TestReport and Session: typed as Any, since the core's modules
+# (this one included) import nothing from pytest, not even for the checker.
 
 _RANK = {"passed": 0, "skipped": 1, "failed": 2}
 
 
-def pytest_addoption(parser):
+def pytest_addoption(parser: Any) -> None:
     parser.getgroup("ctrf").addoption("--ctrf", action="store", default=None, metavar="PATH",
                                       help="write a CTRF JSON report of the run to PATH")
 
 
-def pytest_configure(config):
+def pytest_configure(config: Any) -> None:
     path = config.getoption("ctrf", None)
     if path and not hasattr(config, "workerinput"):
         config.pluginmanager.register(CtrfReport(path), "termrl-ctrf-report")
 
 
 class CtrfReport:
-    def __init__(self, path):
+    def __init__(self, path: str) -> None:
         self.path = path
         self.start = int(time.time() * 1000)
-        self.tests = {}
+        self.tests: dict[str, dict[str, Any]] = {}
 
-    def pytest_runtest_logreport(self, report):
+    def pytest_runtest_logreport(self, report: Any) -> None:
         entry = self.tests.setdefault(report.nodeid, {"name": report.nodeid, "status": "passed", "duration": 0})
         entry["duration"] += int(round(getattr(report, "duration", 0.0) * 1000))
         status = "skipped" if report.skipped else "failed" if report.failed else "passed"
@@ -49,9 +55,9 @@ class CtrfReport:
                 entry["message"] = f"{report.when} failed"
                 entry["trace"] = str(report.longrepr)[-4000:]
 
-    def pytest_sessionfinish(self, session):
+    def pytest_sessionfinish(self, session: Any) -> None:
         tests = list(self.tests.values())
-        summary = {"tests": len(tests), "pending": 0, "other": 0, "start": self.start, "stop": int(time.time() * 1000)}
+        summary: dict[str, int] = {"tests": len(tests), "pending": 0, "other": 0, "start": self.start, "stop": int(time.time() * 1000)}
         for status in ("passed", "failed", "skipped"):
             summary[status] = sum(1 for t in tests if t["status"] == status)
         report = {"results": {"tool": {"name": "pytest"}, "summary": summary, "tests": tests}}
