@@ -29,7 +29,7 @@ from .faults import CLEAN
 from .report.failure import failure_text
 from .report.record import EndReason, EpisodeRecord, episode_id
 from .sandbox.base import CommandResult, Sandbox, SandboxBackend, grading_beside
-from .settings import COMMAND_TIMEOUT_S, TEST_TIMEOUT_S
+from .settings import EpisodeSettings
 from .tasks.model import Task
 from .verifier.steps import StepResult, below_min_reward, combine, grade_step
 from .verifier.verify import Verdict, run_hidden_tests
@@ -66,13 +66,6 @@ class EpisodeMonitor(Protocol):
         ...
 
     def record(self) -> dict: ...
-
-
-@dataclass
-class EpisodeSettings:
-    limits: EpisodeLimits = field(default_factory=EpisodeLimits)
-    command_timeout_s: float = COMMAND_TIMEOUT_S
-    per_test_timeout_s: float = TEST_TIMEOUT_S
 
 
 @dataclass
@@ -332,7 +325,7 @@ class SingleStepEpisode(Episode):
             return
         with grading_beside(self.sandbox if self.task.graded_beside_the_agent else None):
             self.verdict = run_hidden_tests(
-                self.backend, self.sandbox, self.task, self.inventory, self.settings.per_test_timeout_s, self.scratch
+                self.backend, self.sandbox, self.task, self.inventory, self.settings.test_timeout_s, self.scratch
             )
 
 
@@ -375,7 +368,7 @@ class MultiStepEpisode(Episode):
     def grade_step(self, index: int) -> Verdict:
         """Grade a snapshot of the home with step ``index``'s checks."""
         return grade_step(
-            self.backend, self.sandbox, self.task, index, self.inventory, self.settings.per_test_timeout_s, self.scratch
+            self.backend, self.sandbox, self.task, index, self.inventory, self.settings.test_timeout_s, self.scratch
         )
 
     def _count_usage(self, counts, before: dict[str, int]) -> None:

@@ -45,25 +45,14 @@ class Harness:
         table makes it. Either way the backend's stale runs are cleaned first. The caller
         closes ``harness.backend`` when the run ends.
         """
-        sandbox_settings = SandboxSettings(
-            command_timeout_s=options.command_timeout_s,
-            output_cap_chars=options.output_cap,
-            setup_timeout_s=options.setup_timeout_s,
-        )
-        backend = supply_backend(options.sandbox, sandbox_settings) if supply_backend is not None else None
+        tree = options.settings()
+        backend = supply_backend(options.sandbox, tree.sandbox) if supply_backend is not None else None
         if backend is None:
-            backend = make_backend(options.sandbox, sandbox_settings, default_workroot())
+            backend = make_backend(options.sandbox, tree.sandbox, default_workroot())
         backend.cleanup_stale()
-        limits = EpisodeLimits(
-            max_tool_calls=options.max_tool_calls,
-            max_generated_tokens=options.max_generated_tokens,
-            max_total_tokens=options.max_total_tokens,
-            max_commands=options.max_commands,
-            wall_clock_s=options.episode_timeout_s,
-        )
         return cls(
             backend=backend,
-            settings=EpisodeSettings(limits, options.command_timeout_s, options.test_timeout_s),
+            settings=tree.episode,
             prompts=options.prompt_texts,
             predictions=load_predictions(options.predictions) if options.predictions else {},
             salt=options.salt,
@@ -138,7 +127,7 @@ class Harness:
             context = replace(context, fault_repair=FAMILIES[fault.family].generic_repair(fault))
         settings = self.settings
         if context.limits is not settings.limits:
-            settings = EpisodeSettings(context.limits, settings.command_timeout_s, settings.per_test_timeout_s)
+            settings = EpisodeSettings(context.limits, settings.command_timeout_s, settings.test_timeout_s)
         inventory = loaded.contract.tests if loaded.contract is not None else None
         fault_monitors = [FaultMonitor(sandbox.home, fault)] if fault is not None else []
         monitors = [oracle or self.watch(loaded, sandbox, fault), *fault_monitors, *monitors]
@@ -189,8 +178,8 @@ def default_harness(
     *,
     limits: EpisodeLimits | None = None,
     command_timeout_s: float = COMMAND_TIMEOUT_S,
-    output_cap: int = OUTPUT_CAP_CHARS,
-    per_test_timeout_s: float = TEST_TIMEOUT_S,
+    output_cap_chars: int = OUTPUT_CAP_CHARS,
+    test_timeout_s: float = TEST_TIMEOUT_S,
 ) -> Harness:
     """A harness with the plugin's defaults: a backend by name (its stale runs cleaned), prompt texts by name.
 
@@ -205,8 +194,8 @@ def default_harness(
         sandbox=backend_name,
         prompt_texts=dict(resolve_prompt(value) for value in prompts),
         command_timeout_s=command_timeout_s,
-        output_cap=output_cap,
-        test_timeout_s=per_test_timeout_s,
+        output_cap_chars=output_cap_chars,
+        test_timeout_s=test_timeout_s,
         max_tool_calls=limits.max_tool_calls,
         max_generated_tokens=limits.max_generated_tokens,
         max_total_tokens=limits.max_total_tokens,

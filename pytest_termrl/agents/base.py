@@ -9,15 +9,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 
-
-@dataclass(frozen=True)
-class EpisodeLimits:
-    max_tool_calls: int = 16
-    max_generated_tokens: int = 6144
-    max_total_tokens: int = 8192
-    max_commands: int | None = None
-    """The disclosed command budget; None when no budget is set."""
-    wall_clock_s: float = 900.0
+from ..settings import EpisodeLimits  # noqa: F401  (the episode's limits, a section of the settings tree)
 
 
 @dataclass(frozen=True)

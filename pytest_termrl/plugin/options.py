@@ -46,7 +46,7 @@ def add_options(parser: pytest.Parser) -> None:
             add(mode.flag, action="store_true", default=False, help=mode.flag_help)
     add("--termrl-command-timeout", type=float, default=None, help=f"seconds per command (default {_D.command_timeout_s:g})")
     add("--termrl-setup-timeout", type=float, default=None, help=f"seconds a task's setup.sh may run, for tasks whose task.toml sets no [limits] setup_timeout_s (default {_D.setup_timeout_s:g})")
-    add("--termrl-output-cap", type=int, default=None, help=f"characters of output shown per command (default {_D.output_cap})")
+    add("--termrl-output-cap", type=int, default=None, help=f"characters of output shown per command (default {_D.output_cap_chars})")
     add("--termrl-test-timeout", type=float, default=None, help=f"seconds per hidden test (default {_D.test_timeout_s:g})")
     add("--termrl-max-tool-calls", type=int, default=None, help=f"tool calls per episode (default {_D.max_tool_calls})")
     add("--termrl-max-generated-tokens", type=int, default=None, help=f"generated tokens per episode (default {_D.max_generated_tokens})")
@@ -135,7 +135,7 @@ def read_options(config: pytest.Config) -> TermrlOptions:
         resume=bool(get("termrl_resume")),
         command_timeout_s=pick("termrl_command_timeout", default=_D.command_timeout_s),
         setup_timeout_s=pick("termrl_setup_timeout", default=_D.setup_timeout_s),
-        output_cap=pick("termrl_output_cap", default=_D.output_cap),
+        output_cap_chars=pick("termrl_output_cap", default=_D.output_cap_chars),
         test_timeout_s=pick("termrl_test_timeout", default=_D.test_timeout_s),
         max_tool_calls=pick("termrl_max_tool_calls", default=_D.max_tool_calls),
         max_generated_tokens=pick("termrl_max_generated_tokens", default=_D.max_generated_tokens),

@@ -17,27 +17,10 @@ from typing import Callable, Iterator, Protocol
 from ..errors import SandboxError, SetupFailed
 from ..tasks.model import Task
 from ..registry import Entry, Registry
-from ..settings import COMMAND_TIMEOUT_S, OUTPUT_CAP_CHARS
+from ..settings import GiB, MiB, SandboxSettings  # noqa: F401  (the sandbox's section of the settings tree, re-exported)
 from .healthcheck import wait_healthy
 from .layout import HOME_INSIDE
 from .standin_shims import read_log
-
-GiB = 1024**3
-MiB = 1024**2
-
-
-@dataclass(frozen=True)
-class SandboxSettings:
-    memory_bytes: int = 2 * GiB
-    max_processes: int = 256
-    cpus: float = 1.0
-    file_size_bytes: int = 256 * MiB
-    command_timeout_s: float = COMMAND_TIMEOUT_S
-    output_cap_chars: int = OUTPUT_CAP_CHARS
-    setup_timeout_s: float = 180.0
-    agent_uid: int = 1000
-    agent_gid: int = 1000
-
 
 @dataclass(frozen=True)
 class CommandResult:

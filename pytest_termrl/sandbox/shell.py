@@ -60,14 +60,14 @@ class PersistentShell:
         ctl_inside: str,
         io_inside: str,
         workdir: str,
-        output_cap: int,
+        output_cap_chars: int,
         exit_grace_s: float = 2.0,
     ) -> None:
         self._open_channel = open_channel
         self.files = files
         self._ctl_inside, self._io_inside = ctl_inside, io_inside
         self.workdir = workdir
-        self._cap = output_cap
+        self._cap = output_cap_chars
         self._grace = exit_grace_s
         self._counter = 0
         self._channel: ShellChannel | None = None

@@ -33,7 +33,7 @@ def add_dataclass_arguments(parser: argparse.ArgumentParser, cls) -> None:
     """One flag per field; defaults are None so that 'not given' is visible (the file may set it)."""
     hints = typing.get_type_hints(cls)
     for f in dataclasses.fields(cls):
-        flag = "--" + f.name.replace("_", "-")
+        flag = flag_of(f)
         tp, is_list = _base_type(hints[f.name])
         helptext = f.metadata.get("help", "")
         default = f.default if f.default is not dataclasses.MISSING else (f.default_factory() if f.default_factory is not dataclasses.MISSING else None)  # type: ignore[misc]
@@ -44,6 +44,11 @@ def add_dataclass_arguments(parser: argparse.ArgumentParser, cls) -> None:
             parser.add_argument(flag, dest=f.name, default=None, type=_comma_list(tp), help=helptext + " (comma-separated)")
         else:
             parser.add_argument(flag, dest=f.name, default=None, type=tp if tp in (int, float) else str, help=helptext)
+
+
+def flag_of(f: dataclasses.Field) -> str:
+    """A field's flag: its documented spelling when the metadata names one (``--output-cap`` for ``output_cap_chars``)."""
+    return f.metadata.get("flag") or "--" + f.name.replace("_", "-")
 
 
 def _comma_list(tp):
@@ -66,10 +71,12 @@ def build_options(cls, namespace: argparse.Namespace, section: str):
     """The dataclass from defaults, then the config file, then the flags given."""
     values: dict = {}
     names = {f.name for f in dataclasses.fields(cls)}
+    spelled = {flag_of(f)[2:].replace("-", "_"): f.name for f in dataclasses.fields(cls)}
     config = getattr(namespace, "config", None)
     if config:
         for key, value in read_config_file(config, section).items():
             key = key.replace("-", "_")
+            key = spelled.get(key, key)  # a config file may use the flag's spelling too
             if key not in names:
                 raise ValueError(f"{config}: unknown option {key!r} for {section}; known: {', '.join(sorted(names))}")
             values[key] = value

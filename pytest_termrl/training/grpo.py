@@ -34,7 +34,7 @@ from ..agents.base import EpisodeLimits
 from ..agents.conversation import tool_schemas
 from ..faults import CLEAN
 from ..harness import default_harness
-from ..settings import COMMAND_TIMEOUT_S, OUTPUT_CAP_CHARS, TEST_TIMEOUT_S
+from ..settings import SandboxSettings, VerifierSettings
 from .config import to_dict
 from .data import grpo_rows
 from .env import RolloutSession
@@ -72,12 +72,12 @@ class GrpoOptions:
     temperature: float = 1.0
     top_p: float = 1.0
     max_completion_length: int = field(default=4096, metadata={"help": "tokens of all turns of a rollout, tool output included"})
-    max_tool_calls: int = field(default=16, metadata={"help": "tool calls per episode (the harness's limit and TRL's tool-loop bound)"})
-    max_commands: int | None = field(default=None, metadata={"help": "disclosed command budget per episode"})
-    command_timeout: float = COMMAND_TIMEOUT_S
-    test_timeout: float = TEST_TIMEOUT_S
-    episode_timeout: float = 900.0
-    output_cap: int = OUTPUT_CAP_CHARS
+    max_tool_calls: int = field(default=EpisodeLimits.max_tool_calls, metadata={"help": "tool calls per episode (the harness's limit and TRL's tool-loop bound)"})
+    max_commands: int | None = field(default=EpisodeLimits.max_commands, metadata={"help": "disclosed command budget per episode"})
+    command_timeout_s: float = field(default=SandboxSettings.command_timeout_s, metadata={"flag": "--command-timeout", "help": "seconds per command"})
+    test_timeout_s: float = field(default=VerifierSettings.test_timeout_s, metadata={"flag": "--test-timeout", "help": "seconds per hidden test"})
+    episode_timeout_s: float = field(default=EpisodeLimits.wall_clock_s, metadata={"flag": "--episode-timeout", "help": "wall-clock seconds per episode"})
+    output_cap_chars: int = field(default=SandboxSettings.output_cap_chars, metadata={"flag": "--output-cap", "help": "characters of output shown per command"})
     sandbox: str = "bwrap"
     lora_r: int = 16
     lora_alpha: int = 32
@@ -186,10 +186,10 @@ def train_grpo(
     from trl import GRPOTrainer
 
     out = Path(options.out)
-    limits = EpisodeLimits(max_tool_calls=options.max_tool_calls, max_commands=options.max_commands, wall_clock_s=options.episode_timeout)
+    limits = EpisodeLimits(max_tool_calls=options.max_tool_calls, max_commands=options.max_commands, wall_clock_s=options.episode_timeout_s)
     harness = default_harness(
-        options.sandbox, [options.prompt], limits=limits, command_timeout_s=options.command_timeout,
-        output_cap=options.output_cap, per_test_timeout_s=options.test_timeout,
+        options.sandbox, [options.prompt], limits=limits, command_timeout_s=options.command_timeout_s,
+        output_cap_chars=options.output_cap_chars, test_timeout_s=options.test_timeout_s,
     )
     rows = grpo_rows(
         options.suite, options.split, options.families, salt=options.salt, prompt=options.prompt,

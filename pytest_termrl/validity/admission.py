@@ -262,7 +262,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--test-timeout", type=float, default=TEST_TIMEOUT_S, help="per hidden test, seconds")
     args = parser.parse_args(argv)
     try:
-        harness = default_harness(args.sandbox, per_test_timeout_s=args.test_timeout)
+        harness = default_harness(args.sandbox, test_timeout_s=args.test_timeout)
     except (SandboxError, TermrlError, KeyError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

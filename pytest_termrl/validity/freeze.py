@@ -104,7 +104,7 @@ def fault_validator(harness: Harness, loaded: LoadedTask, permitted: list[dict],
     task = loaded.task
 
     def passes(sandbox):
-        return run_hidden_tests(harness.backend, sandbox, task, inventory, harness.settings.per_test_timeout_s)
+        return run_hidden_tests(harness.backend, sandbox, task, inventory, harness.settings.test_timeout_s)
 
     return partial(
         validate_pair,

@@ -24,7 +24,7 @@ RUNNER = "runner.py"
 TESTS_INSIDE = "/opt/termrl/tests"
 
 
-def grade(backend: SandboxBackend, home: Path, snap_dir: Path, task: Task, inventory: tuple[str, ...] | None, per_test_timeout_s: float) -> Verdict:
+def grade(backend: SandboxBackend, home: Path, snap_dir: Path, task: Task, inventory: tuple[str, ...] | None, test_timeout_s: float) -> Verdict:
     """Run the task's test files on the home's copy and judge them against the inventory."""
     if task.tests_dir is None:
         return Verdict(error=f"task {task.id!r} has no hidden tests")
@@ -32,8 +32,8 @@ def grade(backend: SandboxBackend, home: Path, snap_dir: Path, task: Task, inven
     if task.source.format in ("terminal_bench", "harbor"):
         # Their tests also find their own files at /tests (TEST_DIR), where those harnesses put them.
         mounts.append(TrustedMount(task.tests_dir.resolve(), "/tests", staged=True))
-    budget = per_test_timeout_s * max(len(inventory or ()), 5) + 60
-    argv = runner_argv(RUNNER, TESTS_INSIDE, str(per_test_timeout_s), task.tests_dir.name)
+    budget = test_timeout_s * max(len(inventory or ()), 5) + 60
+    argv = runner_argv(RUNNER, TESTS_INSIDE, str(test_timeout_s), task.tests_dir.name)
     body, problem = run_signed(backend, home, argv, mounts, budget, task.workdir, "the hidden tests")
     if body is None:
         return Verdict(error=problem)

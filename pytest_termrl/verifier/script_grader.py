@@ -159,7 +159,7 @@ def artifacts_of(body: dict) -> dict:
     }
 
 
-def grade(backend: SandboxBackend, home: Path, snap_dir: Path, task: Task, inventory: tuple[str, ...] | None, per_test_timeout_s: float) -> ScriptVerdict:
+def grade(backend: SandboxBackend, home: Path, snap_dir: Path, task: Task, inventory: tuple[str, ...] | None, test_timeout_s: float) -> ScriptVerdict:
     """Run the task's grader script on the home's copy and judge the reward it wrote (no per-test timeout)."""
     threshold = float(task.grader.reward_threshold or 1.0)
     body, problem = _run_script(backend, home, snap_dir, task)
@@ -233,7 +233,7 @@ class ParsedVerdict(Verdict):
         )
 
 
-def grade_parsed(backend: SandboxBackend, home: Path, snap_dir: Path, task: Task, inventory: tuple[str, ...] | None, per_test_timeout_s: float) -> ParsedVerdict:
+def grade_parsed(backend: SandboxBackend, home: Path, snap_dir: Path, task: Task, inventory: tuple[str, ...] | None, test_timeout_s: float) -> ParsedVerdict:
     """Run the task's grader script on the home's copy and judge what its parser reads in the output."""
     parser = task.grader.parser or "pytest"
     script = script_of(task)

@@ -145,11 +145,11 @@ def grade_step(
     task: Task,
     index: int,
     inventory: tuple[str, ...] | None,
-    per_test_timeout_s: float = TEST_TIMEOUT_S,
+    test_timeout_s: float = TEST_TIMEOUT_S,
     scratch: Path | None = None,
 ) -> Verdict:
     """Step ``index``'s checks on a snapshot of the home now, against its part of the inventory."""
-    return run_hidden_tests(backend, sandbox, task.step_task(index), step_inventory(inventory, index), per_test_timeout_s, scratch)
+    return run_hidden_tests(backend, sandbox, task.step_task(index), step_inventory(inventory, index), test_timeout_s, scratch)
 
 
 def _roll_up(strategy: str, graded: list[Verdict]) -> tuple[float | None, dict[str, float]]:

@@ -17,6 +17,7 @@ from ..tasks.model import Task
 from . import declared_artifacts
 from .trusted import grade_snapshot, trusted_toolchain
 from .verdict import TestOutcome, Verdict
+from ..settings import TEST_TIMEOUT_S
 
 __all__ = ["GRADERS", "Grader", "TestOutcome", "Verdict", "grader_of", "run_hidden_tests", "trusted_toolchain"]
 
@@ -26,7 +27,7 @@ class Grader:
     """How one kind of grader grades, and the verdict it gives when that raised."""
 
     grade: Callable[[SandboxBackend, Path, Path, Task, tuple[str, ...] | None, float], Verdict]
-    """``grade(backend, home copy, snapshot folder, task, inventory, per_test_timeout_s)``."""
+    """``grade(backend, home copy, snapshot folder, task, inventory, test_timeout_s)``."""
     failed: Callable[[str], Verdict]
     """The verdict when ``grade`` raised: a harness error, never the agent's failure."""
 
@@ -50,7 +51,7 @@ def run_hidden_tests(
     sandbox: Sandbox,
     task: Task,
     inventory: tuple[str, ...] | None,
-    per_test_timeout_s: float = 20.0,
+    test_timeout_s: float = TEST_TIMEOUT_S,
     scratch: Path | None = None,
 ) -> Verdict:
     """Snapshot the home, grade the copy with the task's grader, and check it against the inventory.
@@ -63,7 +64,7 @@ def run_hidden_tests(
         files, left_out = declared_artifacts.collect(home, task) if task.artifacts else ({}, [])
         if task.verifier_mode == "separate":  # a verifier environment of its own gets the artifacts alone
             declared_artifacts.keep_only_artifacts(home, task)
-        verdict = grader.grade(backend, home, snap_dir, task, inventory, per_test_timeout_s)
+        verdict = grader.grade(backend, home, snap_dir, task, inventory, test_timeout_s)
         verdict.artifacts.update(files)
         verdict.artifacts_left_out += left_out
         return verdict

@@ -271,7 +271,7 @@ def play(backend, suite, agent, script: str | None = None, task_id: str = TASK, 
     from pytest_termrl.harness import Harness
 
     loaded = suite.by_id(task_id)
-    harness = Harness(backend, EpisodeSettings(command_timeout_s=20, per_test_timeout_s=20), predictions={task_id: script} if script else {})
+    harness = Harness(backend, EpisodeSettings(command_timeout_s=20, test_timeout_s=20), predictions={task_id: script} if script else {})
     sandbox = harness.new_sandbox(loaded, f"ep-{agent.name}")
     try:
         fault = harness.inject(loaded, sandbox, family)
@@ -700,7 +700,7 @@ def test_grader_artifacts_come_back_from_the_engine(docker_engine):
 
     loaded = LoadedTask(load_task_dir(Path(__file__).resolve().parents[1] / "data" / "harbor_fields" / "hb-artifacts"), None)
     backend = DockerBackend(SandboxSettings())
-    harness = Harness(backend, EpisodeSettings(command_timeout_s=20, per_test_timeout_s=20))
+    harness = Harness(backend, EpisodeSettings(command_timeout_s=20, test_timeout_s=20))
     sandbox = harness.new_sandbox(loaded, "ep-artifacts")
     try:
         outcome = harness.play(EpisodeSpec("imported", loaded.task.id, "clean"), loaded, sandbox, ReferenceAgent())
@@ -729,7 +729,7 @@ def test_a_healthcheck_runs_in_the_container_before_the_agent(docker_engine, tmp
     toml = broken / "task.toml"
     toml.write_text(toml.read_text().replace("[ $n -ge 2 ]", "[ $n -ge 99 ]"))
     backend = DockerBackend(SandboxSettings())
-    harness = Harness(backend, EpisodeSettings(command_timeout_s=20, per_test_timeout_s=20))
+    harness = Harness(backend, EpisodeSettings(command_timeout_s=20, test_timeout_s=20))
     try:
         outcomes = {}
         for label, agent in (("reference", ReferenceAgent()), ("noop", NoopAgent())):
@@ -759,7 +759,7 @@ def test_a_server_the_agent_left_running_answers_the_grader_in_its_network(docke
     loaded = LoadedTask(load_task_dir(Path(__file__).resolve().parents[1] / "data" / "harbor_fields" / "hb-service"), None)
     assert loaded.task.graded_beside_the_agent
     backend = DockerBackend(SandboxSettings())
-    harness = Harness(backend, EpisodeSettings(command_timeout_s=20, per_test_timeout_s=20))
+    harness = Harness(backend, EpisodeSettings(command_timeout_s=20, test_timeout_s=20))
     outcomes = {}
     try:
         for label, agent in (("reference", ReferenceAgent()), ("noop", NoopAgent())):

@@ -148,7 +148,7 @@ def test_a_c_task_runs_in_the_cpp_variant_on_docker(engine, cpp_image):
     backend = DockerBackend(SandboxSettings(command_timeout_s=60), local=True)
     try:
         assert task_image_for(task, backend) == CPP  # not its Dockerfile: ubuntu:24.04 would be pulled
-        harness = Harness(backend, EpisodeSettings(command_timeout_s=60, per_test_timeout_s=60))
+        harness = Harness(backend, EpisodeSettings(command_timeout_s=60, test_timeout_s=60))
         loaded = LoadedTask(task, None)
         reference = harness.play_fresh(loaded, ReferenceAgent(), "reference").outcome
         assert reference.harness_error is None and reference.verdict.complete and reference.verdict.total == 4, reference.verdict.to_dict()

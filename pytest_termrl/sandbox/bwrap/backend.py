@@ -245,7 +245,7 @@ class BwrapSandbox(Sandbox):
             ctl_inside=CTL_INSIDE,
             io_inside=IO_INSIDE,
             workdir=HOME_INSIDE,
-            output_cap=s.output_cap_chars,
+            output_cap_chars=s.output_cap_chars,
         )
         self._closed = False
         self._warm = False

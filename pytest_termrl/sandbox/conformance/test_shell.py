@@ -13,6 +13,7 @@ import pytest
 
 from pytest_termrl.sandbox.output import REPLACED_OUTPUT
 from pytest_termrl.sandbox.shell import TIMEOUT_EXIT_CODE
+from pytest_termrl.settings import OUTPUT_CAP_CHARS
 
 from .fixtures import backend, make_sandbox, termrl_backend_factory  # noqa: F401  (fixtures)
 from .host import host_pids_appearing, host_pids_with, unique_sleep
@@ -35,7 +36,7 @@ CHECKED = ["/home/user/work/deep", "42", "hi there", "two words|3", "v", "EXPORT
 
 @pytest.fixture
 def sandbox(make_sandbox):
-    box = make_sandbox("shell", output_cap_chars=3000)
+    box = make_sandbox("shell", output_cap_chars=OUTPUT_CAP_CHARS)
     assert box.run(STATE).exit_code == 0
     return box
 
@@ -147,7 +148,7 @@ def test_long_output_is_capped_with_head_tail_and_marked_cut(sandbox):
     result = sandbox.run("seq 1 1000000")
     assert time.monotonic() - started < 10
     assert result.exit_code == 0 and result.output_truncated
-    assert len(result.output) < 3000 + 100
+    assert len(result.output) < OUTPUT_CAP_CHARS + 100
     assert result.output.startswith("1\n2\n3\n4\n")
     assert result.output.endswith("999999\n1000000\n")
     match = re.search(r"\n\[\.\.\. (\d+) bytes of output cut \.\.\.\]\n", result.output)

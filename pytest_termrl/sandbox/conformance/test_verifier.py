@@ -39,7 +39,7 @@ def suite():
 
 def play(backend, suite, agent, script: str | None = None, task_id: str = TASK, keep_open: bool = False):
     loaded = suite.by_id(task_id)
-    harness = Harness(backend, EpisodeSettings(command_timeout_s=20, per_test_timeout_s=20), predictions={task_id: script} if script else {})
+    harness = Harness(backend, EpisodeSettings(command_timeout_s=20), predictions={task_id: script} if script else {})
     sandbox = harness.new_sandbox(loaded, f"verify-{agent.name}")
     try:
         outcome = harness.play(EpisodeSpec("core", task_id), loaded, sandbox, agent)

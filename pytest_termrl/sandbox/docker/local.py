@@ -72,7 +72,7 @@ class DockerSandbox(Sandbox):
             ctl_inside=CTL_INSIDE,
             io_inside=IO_INSIDE,
             workdir=HOME_INSIDE,
-            output_cap=s.output_cap_chars,
+            output_cap_chars=s.output_cap_chars,
         )
         self._procs_path: Path | None = None
         self._closed = False

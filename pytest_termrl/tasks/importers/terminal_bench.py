@@ -161,7 +161,7 @@ def load_terminal_bench_task(task_dir: Path) -> Task:
         raise TaskFormatError(yaml_path, "category", "expected a non-empty string")
     tags = string_list(yaml_path, "tags", data.get("tags"))
     agent_timeout = number(yaml_path, "max_agent_timeout_sec", data.get("max_agent_timeout_sec"))
-    test_timeout = number(yaml_path, "max_test_timeout_sec", data.get("max_test_timeout_sec"))
+    test_timeout_s = number(yaml_path, "max_test_timeout_sec", data.get("max_test_timeout_sec"))
     parser = data.get("parser_name", "pytest")
     if not isinstance(parser, str):
         raise TaskFormatError(yaml_path, "parser_name", "expected a string")
@@ -214,7 +214,7 @@ def load_terminal_bench_task(task_dir: Path) -> Task:
             kind=grader_kind,
             script=run_tests if grader_kind == "parsed" else None,
             parser=parser if grader_kind == "parsed" else None,
-            timeout_s=test_timeout,
+            timeout_s=test_timeout_s,
             note=grader_note,
             blockers=tuple(grader_blockers),
             agent_output=agent_output,

@@ -103,7 +103,7 @@ class DemoOptions:
     """Tokens the model may generate in a whole episode; the longest reference script of the
     test split is about 600."""
     max_total_tokens: int = 3072
-    output_cap: int = 1000
+    output_cap_chars: int = field(default=1000, metadata={"flag": "--output-cap"})
     eval_seed: int = 0
     results: str | None = None
     """Also write the table here (results/train_demo.json)."""
@@ -278,7 +278,7 @@ class Demo:
                                      f"--termrl-max-tool-calls={o.max_tool_calls}",
                                      f"--termrl-max-generated-tokens={o.max_generated_tokens}",
                                      f"--termrl-max-total-tokens={o.max_total_tokens}",
-                                     f"--termrl-output-cap={o.output_cap}", "--termrl-temperature=0",
+                                     f"--termrl-output-cap={o.output_cap_chars}", "--termrl-temperature=0",
                                      f"--termrl-seed={o.eval_seed}", f"--termrl-run-dir={run_dir}",
                                      f"--termrl-report={self.out / 'eval' / (arm + '.json')}"),
                          ok=OK_EXIT_CODES, log=self.out / "eval" / f"{arm}.log")

@@ -26,8 +26,8 @@ class _Timeout(BaseException):
 
 
 class OutcomeCollector:
-    def __init__(self, per_test_timeout: float, tests_dir: str | None = None, label: str = "tests", blame: ModuleType | None = None) -> None:
-        self.timeout = per_test_timeout
+    def __init__(self, test_timeout_s: float, tests_dir: str | None = None, label: str = "tests", blame: ModuleType | None = None) -> None:
+        self.timeout = test_timeout_s
         self.tests_dir = tests_dir
         self.label = label
         self.blame = blame
@@ -146,11 +146,11 @@ def main(argv: list[str]) -> NoReturn:
     # A spare started ahead waits here: its home and tests are put in place before the key comes.
     key = channel.read_key()
     result_fd = channel.result_fd()
-    tests_dir, per_test_timeout = argv[1], float(argv[2])
+    tests_dir, test_timeout_s = argv[1], float(argv[2])
     label = argv[3] if len(argv) > 3 else "tests"
     os.environ["TEST_DIR"] = "/tests" if os.path.isdir("/tests") else tests_dir
 
-    collector = OutcomeCollector(per_test_timeout, tests_dir, label, blame)
+    collector = OutcomeCollector(test_timeout_s, tests_dir, label, blame)
     args = [
         tests_dir,
         "-q",

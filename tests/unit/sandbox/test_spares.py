@@ -40,7 +40,7 @@ def suite():
 
 def play(backend, suite, task_id, agent):
     loaded = suite.by_id(task_id)
-    harness = Harness(backend, EpisodeSettings(command_timeout_s=20, per_test_timeout_s=20))
+    harness = Harness(backend, EpisodeSettings(command_timeout_s=20, test_timeout_s=20))
     sandbox = harness.new_sandbox(loaded, f"spares-{agent.name}")
     try:
         return harness.play(EpisodeSpec("core", task_id), loaded, sandbox, agent)
