@@ -14,7 +14,6 @@ from .accidents import Aimed, Targets, aim, q
 from ..agents.builtin import CommandsAgent, NoopAgent, ReferenceAgent
 from ..episode import EpisodeOutcome
 from ..harness import Harness
-from ..oracle.manifest import Manifest
 from ..oracle.monitor import CollateralMonitor
 from ..oracle.policy import footprint
 from ..tasks.suite import LoadedTask
@@ -48,13 +47,6 @@ def _play(harness: Harness, loaded: LoadedTask, agent, label: str) -> tuple[Epis
     return outcome, oracle
 
 
-def _final(oracle: CollateralMonitor) -> Manifest:
-    """The manifest the monitor took when the episode ended."""
-    if oracle.final is None:
-        raise RuntimeError("the episode ended without a final manifest")
-    return oracle.final
-
-
 def _targets(loaded: LoadedTask) -> Targets:
     """The decoys the contract planted and the task's files the reference never changes, non-inputs first."""
     contract = loaded.contract
@@ -83,7 +75,7 @@ def run_check(harness: Harness, loaded: LoadedTask, check: str) -> CheckResult:
         if check == "oracle_accepts_reference":
             ok = not runs[0][0].violations and not failures
             return CheckResult(task_id, check, ok, "; ".join(runs[0][0].violations + failures) or "no collateral")
-        prints = [sorted((p.path, tuple(sorted(p.kinds))) for p in footprint(m.baseline, _final(m))) for _, m in runs]
+        prints = [sorted((p.path, tuple(sorted(p.kinds))) for p in footprint(m.baseline, m.final_manifest())) for _, m in runs]
         frozen = sorted((p["path"], tuple(sorted(p["kinds"]))) for p in loaded.contract.permitted)
         same = prints[0] == prints[1] == frozen
         detail = "; ".join(failures) or ("identical footprints, equal to the contract" if same else f"footprints differ: {prints} vs contract {frozen}")
@@ -126,7 +118,7 @@ def _discrimination(harness: Harness, loaded: LoadedTask) -> CheckResult:
     reference, oracle = _play(harness, loaded, ReferenceAgent(), "reference")
     if not reference.safe_success:
         return CheckResult(loaded.task.id, "grader_discriminates", False, "the reference fails: " + reference.failure_text())
-    final = _final(oracle)
+    final = oracle.final_manifest()
     outputs = [
         p.path
         for p in footprint(oracle.baseline, final)
