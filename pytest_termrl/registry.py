@@ -12,7 +12,7 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar, cast
 
 from .errors import TermrlError
 
@@ -111,7 +111,8 @@ class Registry(Mapping[str, T], Generic[T]):
             ) from exc
         if isinstance(entry.attr, tuple):
             parts = [getattr(module, attr) for attr in entry.attr]
-            obj = self._make(*parts) if self._make is not None else tuple(parts)
+            # Without ``make``, an entry naming several attributes stands for their tuple (T is a tuple type).
+            obj = self._make(*parts) if self._make is not None else cast(T, tuple(parts))
         else:
             obj = getattr(module, entry.attr)
             obj = self._make(obj) if self._make is not None else obj

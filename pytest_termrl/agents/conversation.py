@@ -7,14 +7,19 @@ Training builds its prompts (GRPO rows, the rollout agent's transcript, SFT exam
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING, cast
 
 from .base import AgentContext
 from .openai_agent import OpenAIAgent
 
+if TYPE_CHECKING:
+    import openai
+
 
 def initial_messages(context: AgentContext) -> list[dict]:
     """System prompt, then the task (with the command budget sentence when one applies)."""
-    agent = OpenAIAgent(base_url="http://unused.invalid/v1", model="unused", client=_NoClient())
+    # A stand-in for the client, never called: start() only builds the messages.
+    agent = OpenAIAgent(base_url="http://unused.invalid/v1", model="unused", client=cast("openai.OpenAI", _NoClient()))
     agent.start(context)
     return [dict(m) for m in agent.messages]
 

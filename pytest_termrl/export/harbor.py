@@ -163,7 +163,8 @@ def dockerfile(task: Task, base_image: str, has_files: bool) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _check_grader(task: Task, grader: GraderSpec, tests_dir: Path | None, step: TaskStep | None = None) -> None:
+def _check_grader(task: Task, grader: GraderSpec, tests_dir: Path | None, step: TaskStep | None = None) -> Path:
+    """The folder of the hidden tests; TaskFormatError when the grader or the tests cannot be exported."""
     its, which = (f"step {step.name!r}: its", f"step {step.name!r}") if step is not None else ("its", "a task")
     if grader.kind not in EXPORTED_GRADERS:
         raise TaskFormatError(
@@ -173,6 +174,7 @@ def _check_grader(task: Task, grader: GraderSpec, tests_dir: Path | None, step: 
         )
     if tests_dir is None or not tests_dir.is_dir():
         raise TaskFormatError(task.root, "tests", f"missing: {which} without hidden tests cannot be exported")
+    return tests_dir
 
 
 def _write_tests(grader: GraderSpec, tests_dir: Path, target: Path, label: str, workdir: str) -> None:
@@ -200,15 +202,18 @@ def export_task(task: Task, out: Path, base_image: str = DEFAULT_BASE_IMAGE) -> 
         for step in task.steps:
             _check_grader(task, step.grader, step.tests_dir, step)
     else:
-        _check_grader(task, task.grader, task.tests_dir)
+        tests_dir = _check_grader(task, task.grader, task.tests_dir)
     target = out / task.id
     if target.exists():
         shutil.rmtree(target)
     (target / "environment").mkdir(parents=True)
     (target / "task.toml").write_text(task_toml(task))
-    has_files = task.environment_dir is not None and task.environment_dir.is_dir() and any(task.environment_dir.iterdir())
-    if has_files:
-        shutil.copytree(task.environment_dir, target / "environment" / "home", symlinks=True)
+    env_dir = task.environment_dir
+    if env_dir is not None and not (env_dir.is_dir() and any(env_dir.iterdir())):
+        env_dir = None  # a missing or empty environment folder: nothing to copy
+    has_files = env_dir is not None
+    if env_dir is not None:
+        shutil.copytree(env_dir, target / "environment" / "home", symlinks=True)
     (target / "environment" / "Dockerfile").write_text(dockerfile(task, base_image, has_files))
     if task.steps:
         for step in task.steps:
@@ -220,7 +225,7 @@ def export_task(task: Task, out: Path, base_image: str = DEFAULT_BASE_IMAGE) -> 
                 _write_solution(step.solution_text(), folder / "solution")
         return target
     (target / "instruction.md").write_text(task.instruction.rstrip("\n") + "\n")
-    _write_tests(task.grader, task.tests_dir, target / "tests", task.id, task.workdir)
+    _write_tests(task.grader, tests_dir, target / "tests", task.id, task.workdir)
     _write_solution(task.solution_text() if task.solution_script is not None else None, target / "solution")
     return target
 

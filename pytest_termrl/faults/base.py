@@ -257,7 +257,7 @@ class InputFileFamily(FaultFamily):
         st = fsops.lstat(home, target)
         what = fsops.kind(st)
         at_input = False
-        if what == "file":
+        if st is not None and what == "file":
             sha = fsops.sha256(home, target)
             if sha == state.original_sha256:
                 at_input = True

@@ -44,6 +44,8 @@ class BlockingFifo(InputFileFamily):
                           (permission(target), permission(spare)))
 
     def repair_command(self, state: FaultState) -> str:
+        if state.spare is None:
+            raise FaultError(f"{self.name}: the fault state names no spare")
         return f"rm -f {q(state.target)} && mv {q(state.spare)} {q(state.target)}"
 
     def observed(self, state: FaultState, command: str, output: str, timed_out: bool) -> bool:

@@ -49,6 +49,8 @@ class MovedInput(InputFileFamily):
                           (permission(target), permission(hidden, prefix=True)))
 
     def repair_command(self, state: FaultState) -> str:
+        if state.spare is None:
+            raise FaultError(f"{self.name}: the fault state names no spare")
         return f"mv -n {q(state.spare)} {q(state.target)} && rmdir {q(state.details['hidden_dir'])}"
 
     def generic_repair(self, state: FaultState) -> str:

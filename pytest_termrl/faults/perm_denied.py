@@ -51,12 +51,12 @@ class PermDenied(InputFileFamily):
 
     def cleared(self, home: Path, state: FaultState) -> bool:
         st = fsops.lstat(home, state.target)
-        return (fsops.kind(st) == "file" and owner_bits_ok(stat.S_IMODE(st.st_mode), state.original_mode)
+        return (st is not None and fsops.kind(st) == "file" and owner_bits_ok(stat.S_IMODE(st.st_mode), state.original_mode)
                 and self.bytes_at_input(home, state))
 
     def restore_for_grading(self, home: Path, state: FaultState) -> None:
         st = fsops.lstat(home, state.target)
-        if fsops.kind(st) == "file" and not owner_bits_ok(stat.S_IMODE(st.st_mode), state.original_mode):
+        if st is not None and fsops.kind(st) == "file" and not owner_bits_ok(stat.S_IMODE(st.st_mode), state.original_mode):
             try:
                 fsops.chmod(home, state.target, state.original_mode, expect="file")
             except (OSError, ValueError):

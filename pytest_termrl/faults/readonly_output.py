@@ -76,6 +76,8 @@ class ReadonlyOutput(FaultFamily):
                 elif not stat.S_ISDIR(st.st_mode):
                     raise FaultError(f"{self.name}: {rel!r} is a {fsops.kind(st)}, not a folder")
             st = fsops.lstat(home, target)
+            if st is None:
+                raise FaultError(f"{self.name}: {target!r} is missing")
             if st.st_uid != uid:
                 raise FaultError(f"{self.name}: {target!r} is not owned by the agent (uid {st.st_uid})")
             original = stat.S_IMODE(st.st_mode)
@@ -106,7 +108,7 @@ class ReadonlyOutput(FaultFamily):
 
     def cleared(self, home: Path, state: FaultState) -> bool:
         st = fsops.lstat(home, state.target)
-        return fsops.kind(st) == "directory" and owner_bits_ok(stat.S_IMODE(st.st_mode), state.original_mode)
+        return st is not None and fsops.kind(st) == "directory" and owner_bits_ok(stat.S_IMODE(st.st_mode), state.original_mode)
 
     def check_integrity(self, home: Path, state: FaultState) -> list[str]:
         st = fsops.lstat(home, state.target)
@@ -119,7 +121,7 @@ class ReadonlyOutput(FaultFamily):
 
     def restore_for_grading(self, home: Path, state: FaultState) -> None:
         st = fsops.lstat(home, state.target)
-        if fsops.kind(st) == "directory" and not owner_bits_ok(stat.S_IMODE(st.st_mode), state.original_mode):
+        if st is not None and fsops.kind(st) == "directory" and not owner_bits_ok(stat.S_IMODE(st.st_mode), state.original_mode):
             try:
                 fsops.chmod(home, state.target, state.original_mode, expect="directory")
             except (OSError, ValueError):

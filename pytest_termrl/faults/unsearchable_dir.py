@@ -49,7 +49,7 @@ class UnsearchableDir(InputFileFamily):
             raise FaultError(f"{self.name}: {target!r} is directly in the home; its folder is the home")
         sha, mode = self._read_input(home, target)
         st = fsops.lstat(home, folder)
-        if fsops.kind(st) != "directory" or st.st_uid != uid:
+        if st is None or fsops.kind(st) != "directory" or st.st_uid != uid:
             raise FaultError(f"{self.name}: {folder!r} is not a folder the agent owns")
         folder_mode = stat.S_IMODE(st.st_mode)
         if folder_mode & 0o500 != 0o500:
@@ -76,7 +76,7 @@ class UnsearchableDir(InputFileFamily):
 
     def _folder_ok(self, home: Path, state: FaultState) -> bool:
         st = fsops.lstat(home, state.details["folder"])
-        return fsops.kind(st) == "directory" and owner_bits_ok(stat.S_IMODE(st.st_mode), state.details["folder_mode"])
+        return st is not None and fsops.kind(st) == "directory" and owner_bits_ok(stat.S_IMODE(st.st_mode), state.details["folder_mode"])
 
     def cleared(self, home: Path, state: FaultState) -> bool:
         return self._folder_ok(home, state) and self.bytes_at_input(home, state)

@@ -63,6 +63,12 @@ class CollateralMonitor:
             self.live.close()
         self.tracker.finish(self.final)
 
+    def final_manifest(self) -> Manifest:
+        """The full manifest :meth:`finish` took when the episode ended."""
+        if self.final is None:
+            raise RuntimeError("the episode has not finished: no final manifest yet")
+        return self.final
+
     def violations(self) -> list[str]:
         return [f"collateral: {c.describe()}" for c in self.tracker.collateral]
 

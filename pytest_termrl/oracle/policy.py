@@ -99,9 +99,8 @@ class Policy:
     @classmethod
     def from_json(cls, data: str | list[dict[str, Any]]) -> Policy:
         """From the list :meth:`to_json` gives, or from its JSON text."""
-        if isinstance(data, str):
-            data = json.loads(data)
-        return cls(Permission.from_dict(d) for d in data)
+        items: list[dict[str, Any]] = json.loads(data) if isinstance(data, str) else data
+        return cls(Permission.from_dict(d) for d in items)
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Policy) and self.permissions == other.permissions

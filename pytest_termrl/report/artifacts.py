@@ -25,7 +25,9 @@ def _folder_name(text: str) -> str:
 def keep_artifacts(record: dict, run_dir: Path) -> list[Path]:
     """Write the record's artifacts under the run directory, replace them by their manifest; return the paths written."""
     verdict = record.get("verdict")
-    files = verdict.get("artifacts") if isinstance(verdict, dict) else None
+    if not isinstance(verdict, dict):
+        return []
+    files = verdict.get("artifacts")
     if not isinstance(files, dict) or not files:
         return []
     folder = run_dir / ARTIFACTS_DIR / _folder_name(str(record.get("agent") or "agent")) / _folder_name(str(record.get("episode_id")))

@@ -42,7 +42,7 @@ def episode_id(task_id: str, family: str, prompt: str, attempt: int | str) -> st
     return f"{task_id}-{family}-{prompt}-{attempt}"
 
 
-def episode_key(suite: str, episode_id: str, agent: str | None, model: str | None) -> EpisodeKey:
+def episode_key(suite: str, episode_id: str, agent: str, model: str | None) -> EpisodeKey:
     """The episode key: resume skips a recorded key, and a log read back keeps the last record of each.
 
     ``suite`` is the contracts file the episode came from, ``agent`` and ``model`` as recorded

@@ -35,9 +35,9 @@ def cluster_bootstrap_ci(values_by_task: dict[str, list[float]], samples: int = 
 
 def summarize(records: Iterable[EpisodeRecord | dict]) -> dict:
     """The run's summary: one row per (agent, model, prompt, family) and totals."""
-    records = [r if isinstance(r, EpisodeRecord) else EpisodeRecord.from_dict(r) for r in records]
+    episodes = [r if isinstance(r, EpisodeRecord) else EpisodeRecord.from_dict(r) for r in records]
     groups: dict[tuple, list[EpisodeRecord]] = defaultdict(list)
-    for record in records:
+    for record in episodes:
         groups[(record.agent, record.model or "", record.prompt, record.family)].append(record)
     rows = []
     for (agent, model, prompt, family), group in sorted(groups.items(), key=lambda kv: tuple(str(k) for k in kv[0])):
@@ -67,12 +67,12 @@ def summarize(records: Iterable[EpisodeRecord | dict]) -> dict:
             }
         )
     endpoints: dict[str, int] = {}
-    for record in records:
+    for record in episodes:
         if record.endpoint:
             endpoints[record.endpoint] = endpoints.get(record.endpoint, 0) + 1
     return {
-        "episodes": len(records),
-        "safe_successes": sum(1 for r in records if r.safe_success),
+        "episodes": len(episodes),
+        "safe_successes": sum(1 for r in episodes if r.safe_success),
         "rows": rows,
         "endpoints": dict(sorted(endpoints.items())),
     }

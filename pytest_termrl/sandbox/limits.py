@@ -13,7 +13,7 @@ import shlex
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable
+from typing import Callable, TypedDict
 
 from ..tasks.model import Resources
 from .base import MiB, SandboxSettings
@@ -127,6 +127,13 @@ STORAGE_NOT_ENFORCED = "the home is a folder on the host's disk, with no size li
 """Why a backend does not enforce a task's ``storage_mb`` (the file-size limit still applies)."""
 
 
+class _Changes(TypedDict, total=False):
+    """The fields of :class:`SandboxSettings` a task's resources replace."""
+
+    cpus: float
+    memory_bytes: int
+
+
 def task_settings(
     settings: SandboxSettings,
     resources: Resources | None,
@@ -145,7 +152,7 @@ def task_settings(
     if resources is None:
         return settings, {}
     cpus_there, memory_there = machine or (None, None)
-    changes: dict[str, object] = {}
+    changes: _Changes = {}
     asked: list[str] = []
     capped: list[str] = []
     if resources.cpus is not None:
@@ -157,10 +164,10 @@ def task_settings(
         changes["cpus"] = cpus
     if resources.memory_mb is not None:
         asked.append(f"memory_mb={resources.memory_mb}")
-        memory, most = resources.memory_mb * MiB, memory_there or machine_memory_bytes()
-        if most is not None and memory > most:
-            capped.append(f"memory_mb {resources.memory_mb} -> {most // MiB} (the machine's MemTotal)")
-            memory = most
+        memory, most_bytes = resources.memory_mb * MiB, memory_there or machine_memory_bytes()
+        if most_bytes is not None and memory > most_bytes:
+            capped.append(f"memory_mb {resources.memory_mb} -> {most_bytes // MiB} (the machine's MemTotal)")
+            memory = most_bytes
         changes["memory_bytes"] = memory
     if resources.storage_mb is not None:
         asked.append(f"storage_mb={resources.storage_mb}")

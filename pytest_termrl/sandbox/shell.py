@@ -104,10 +104,11 @@ class PersistentShell:
 
     def wait_started(self) -> None:
         """Wait for a started shell's first done line (at once if it has answered, or if none is starting)."""
-        if not self._starting or self._channel is None:
+        channel = self._channel
+        if not self._starting or channel is None:
             return
         self._starting = False
-        if self._wait_for(0, time.monotonic() + 30) is None:
+        if self._wait_for(channel, 0, time.monotonic() + 30) is None:
             tail = self._buffer.decode(errors="replace")[-500:]
             self.stop()
             raise RuntimeError("the sandbox shell did not start: " + tail)
@@ -134,14 +135,17 @@ class PersistentShell:
         if self._channel is None:
             self.start()
         self.wait_started()
+        channel = self._channel
+        if channel is None:  # start() opened it
+            raise RuntimeError("the sandbox shell is not running")
         self._counter += 1
         n = self._counter
         clear_first = self.files.discard(n)
         self.files.write(f"cmd.{n}", command if command.endswith("\n") else command + "\n")
         started = time.monotonic()
         cmd, out = f"{self._ctl_inside}/cmd.{n}", f"{self._io_inside}/out.{n}"
-        self._channel.send(f"{clear_first}{{ . {cmd}; }} </dev/null >{out} 2>&1; __termrl_done {n} $?\n".encode())
-        rc = self._wait_for(n, started + timeout_s)
+        channel.send(f"{clear_first}{{ . {cmd}; }} </dev/null >{out} 2>&1; __termrl_done {n} $?\n".encode())
+        rc = self._wait_for(channel, n, started + timeout_s)
         timed_out = rc is None and time.monotonic() >= started + timeout_s
         restarted = False
         if rc is None:
@@ -149,7 +153,7 @@ class PersistentShell:
             # goes), or the shell died (exit, exec, killed) or is wedged in a builtin: resume
             # in a new shell where the last finished command left it.
             if not timed_out:
-                rc = self._channel.exit_code(wait_s=self._grace)
+                rc = channel.exit_code(wait_s=self._grace)
             self.stop()
             self.start(restore=True)
             self.restarts += 1
@@ -167,7 +171,7 @@ class PersistentShell:
         )
 
     # -- internals -------------------------------------------------------------------
-    def _wait_for(self, n: int, deadline: float) -> int | None:
+    def _wait_for(self, channel: ShellChannel, n: int, deadline: float) -> int | None:
         """Read the shell's output until the done line of command n; None if it never comes."""
         marker = f"{self._token} {n} ".encode()
         while True:
@@ -184,7 +188,7 @@ class PersistentShell:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 return None
-            chunk = self._channel.receive(min(remaining, 0.5))
+            chunk = channel.receive(min(remaining, 0.5))
             if chunk is None:
                 return None
             self._buffer = (self._buffer + chunk)[-_BUFFER_KEEP:]

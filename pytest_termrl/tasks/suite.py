@@ -59,7 +59,7 @@ def read_splits(root: Path) -> dict[str, str]:
         raise TaskFormatError(path, None, f"not valid JSON ({exc.msg})") from None
     if not isinstance(data, dict):
         raise TaskFormatError(path, None, "expected an object of split name -> list of task ids")
-    splits = {}
+    splits: dict[str, str] = {}
     for split, ids in data.items():
         if split not in SPLITS or not isinstance(ids, list):
             raise TaskFormatError(path, split, f"expected one of {', '.join(SPLITS)} with a list of task ids")
@@ -139,7 +139,8 @@ def load_suite(contracts_path: Path, require_contracts: bool = True) -> Suite:
             suite.problems[_entry(error.path) if error.path != str(rows) else rows.name] = str(error)
         for task in tasks:
             present.add(task.id)
-            found.setdefault(task.id, []).append((task, task.source.path, _entry(task.source.path)))
+            where = task.source.path if task.source.path is not None else str(rows)  # the loader always sets it
+            found.setdefault(task.id, []).append((task, where, _entry(where)))
 
     for task_id, sources in found.items():
         task, where, name = sources[0]

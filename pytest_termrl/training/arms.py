@@ -20,6 +20,7 @@ import random
 import subprocess
 import sys
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -58,16 +59,17 @@ class ArmsPlan:
     pytest_args: list[str] = field(default_factory=list)
     python: str = sys.executable
 
-    def adapters(self) -> list[Arm]:
-        return [arm for arm in self.arms if arm.adapter is not None]
+    def adapters(self) -> list[tuple[Arm, Path]]:
+        """The arms that load an adapter, each with the adapter's folder."""
+        return [(arm, arm.adapter) for arm in self.arms if arm.adapter is not None]
 
     def vllm_args(self) -> list[str]:
         """The server arguments every arm shares: LoRA on, every adapter registered once."""
         adapters = self.adapters()
         args: list[str] = []
         if adapters:
-            args += ["--enable-lora", "--lora-modules", *[f"{a.model}={Path(a.adapter).resolve()}" for a in adapters]]
-            rank = self.max_lora_rank or _max_rank(adapters)
+            args += ["--enable-lora", "--lora-modules", *[f"{arm.model}={Path(folder).resolve()}" for arm, folder in adapters]]
+            rank = self.max_lora_rank or _max_rank([folder for _, folder in adapters])
             if rank:
                 args.append(f"--max-lora-rank={rank}")
         return args + list(self.server_args)
@@ -106,14 +108,14 @@ class ArmsPlan:
         return self.out / f"{arm.name}.json"
 
 
-def _max_rank(adapters: list[Arm]) -> int | None:
+def _max_rank(folders: list[Path]) -> int | None:
     from .sft import adapter_rank  # no torch: reads adapter_config.json
 
-    ranks = [r for r in (adapter_rank(a.adapter) for a in adapters) if r]
+    ranks = [r for r in (adapter_rank(folder) for folder in folders) if r]
     return max(ranks) if ranks else None
 
 
-def make_arms(base_model: str, sft: str | None = None, grpo: str | None = None, adapters: list[str] = ()) -> list[Arm]:
+def make_arms(base_model: str, sft: str | None = None, grpo: str | None = None, adapters: Sequence[str] = ()) -> list[Arm]:
     """base, then sft and grpo when given, then NAME=DIR adapters; names must be unique."""
     arms = [Arm(BASE, base_model)]
     if sft:

@@ -17,8 +17,10 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ..agents.conversation import initial_messages, tool_schemas
 from ..episode import EpisodeSpec
@@ -55,7 +57,7 @@ def supported_families() -> list[str]:
 class SuiteIndex:
     """Suites by root path and by folder name, loaded once, for split look-ups."""
 
-    def __init__(self, suites: list[Path | str] = ()) -> None:
+    def __init__(self, suites: Sequence[Path | str] = ()) -> None:
         self._by_root: dict[str, Suite] = {}
         self._by_name: dict[str, list[Suite]] = defaultdict(list)
         for root in suites:
@@ -229,8 +231,8 @@ def build_sft_data(
     episode_files: list[Path | str],
     out: Path | str,
     options: SftDataOptions | None = None,
-    suites: list[Path | str] = (),
-    protect: list[Path | str] = (),
+    suites: Sequence[Path | str] = (),
+    protect: Sequence[Path | str] = (),
 ) -> SftDataReport:
     """Write the SFT examples of the episode logs to ``out`` (JSONL); raise on a test-split task.
 
@@ -317,14 +319,14 @@ def build_sft_data(
         seen: set[str] = set()
         kept = 0
         for commands, source, position, record, messages in sorted(candidates[task_key], key=lambda c: (c[0], c[1], c[2])):
-            key = action_key(messages)
-            if key in seen:
+            action = action_key(messages)
+            if action in seen:
                 report.skipped["duplicate of a kept example"] += 1
                 continue
             if kept >= options.max_per_task:
                 report.skipped[f"over {options.max_per_task} example(s) per task"] += 1
                 continue
-            seen.add(key)
+            seen.add(action)
             kept += 1
             rows.append(
                 {
@@ -361,7 +363,7 @@ def salted_order(salt: str, key: str) -> str:
 def grpo_rows(
     suite_root: Path | str,
     split: str = "train",
-    families: list[str] = (CLEAN,),
+    families: Sequence[str] = (CLEAN,),
     *,
     salt: str = "termrl",
     prompt: str = "p0_default",
@@ -391,7 +393,7 @@ def grpo_rows(
     if harness is None:
         harness = default_harness(prompts=[prompt])
     prompt_name = prompt_name_of(prompt)
-    rows = []
+    rows: list[dict[str, Any]] = []
     selected = [lt for lt in suite.tasks if (tasks is None or lt.task.id in tasks)]
     if tasks is not None:
         missing = sorted(set(tasks) - {lt.task.id for lt in suite.tasks})
@@ -404,8 +406,11 @@ def grpo_rows(
             continue
         if split != "any" and loaded.split != split:
             continue
+        contract = loaded.contract
+        if contract is None:  # load_suite(require_contracts=True) keeps no task without one
+            raise TrainingDataError(f"task {loaded.task.id!r} has no contract in {root}")
         for family in families:
-            if family != CLEAN and family not in loaded.contract.fault_targets:
+            if family != CLEAN and family not in contract.fault_targets:
                 continue  # the freeze found no valid target for this (task, family)
             spec = EpisodeSpec(str(root), loaded.task.id, family, prompt_name)
             context = harness.context(spec, loaded)

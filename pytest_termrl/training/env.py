@@ -44,7 +44,7 @@ from ..faults import CLEAN
 from ..harness import Harness
 from ..report.episodes import EpisodeLog
 from ..report.record import EndReason, EpisodeRecord, episode_id
-from ..tasks.suite import LoadedTask, load_suite
+from ..tasks.suite import LoadedTask, Suite, load_suite
 
 ENDED_TEXT = "[the command was not run: the episode ended ({reason})]"
 
@@ -218,7 +218,7 @@ class RolloutSession:
         self.batch = 0
         self.results: list[RolloutResult] = []
         """Every finished rollout, in the order TRL asked for the rewards."""
-        self._suites: dict[str, object] = {}
+        self._suites: dict[str, Suite] = {}
         self._live: list[Rollout] = []
         self._counter = itertools.count()
         self._lock = threading.Lock()

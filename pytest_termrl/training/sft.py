@@ -121,6 +121,8 @@ def load_sft_dataset(files: list[str]):
 
 def train_sft(options: SftOptions, callbacks: list | None = None) -> SftResult:
     options.check()
+    if options.model is None or options.out is None:  # check() has named what is missing
+        raise ValueError("sft needs --model and --out")
     import torch
     from peft import PeftModel
     from trl import SFTConfig, SFTTrainer

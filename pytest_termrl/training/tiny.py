@@ -15,6 +15,7 @@ model on a hub, so every training command is exercised on its real loading path.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 
 from ..agents.conversation import tool_schemas
@@ -35,7 +36,7 @@ def qwen2_5_chat_template() -> str:
     return (Path(list(spec.submodule_search_locations)[0]) / "chat_templates" / "qwen2_5.jinja").read_text(encoding="utf-8")
 
 
-def corpus(suite: Path | None, extra: list[str] = ()) -> list[str]:
+def corpus(suite: Path | None, extra: Sequence[str] = ()) -> list[str]:
     """Texts to train the tokenizer on: every text file of the suite, the prompts, the tool schema."""
     texts: list[str] = list(extra)
     texts.append(json.dumps(tool_schemas()))

@@ -66,7 +66,7 @@ def freeze_task(harness: Harness, loaded: LoadedTask, suite_root_name: str = "",
     inventories = [tuple(o.nodeid for o in run.verdict.outcomes) if run.verdict else () for run, _ in runs]
     if inventories[0] != inventories[1]:
         result.problems.append(f"the test inventory differs between two reference runs: {inventories[0]} vs {inventories[1]}")
-    footprints = [[p.to_dict() for p in footprint(oracle.baseline, oracle.final)] for _, oracle in runs]
+    footprints = [[p.to_dict() for p in footprint(oracle.baseline, oracle.final_manifest())] for _, oracle in runs]
     if footprints[0] != footprints[1]:
         result.problems.append(f"the reference's footprint differs between two runs: {footprints[0]} vs {footprints[1]}")
     decoys = [oracle.decoys for _, oracle in runs]

@@ -75,7 +75,7 @@ def run_check(harness: Harness, loaded: LoadedTask, check: str) -> CheckResult:
         if check == "oracle_accepts_reference":
             ok = not runs[0][0].violations and not failures
             return CheckResult(task_id, check, ok, "; ".join(runs[0][0].violations + failures) or "no collateral")
-        prints = [sorted((p.path, tuple(sorted(p.kinds))) for p in footprint(m.baseline, m.final)) for _, m in runs]
+        prints = [sorted((p.path, tuple(sorted(p.kinds))) for p in footprint(m.baseline, m.final_manifest())) for _, m in runs]
         frozen = sorted((p["path"], tuple(sorted(p["kinds"]))) for p in loaded.contract.permitted)
         same = prints[0] == prints[1] == frozen
         detail = "; ".join(failures) or ("identical footprints, equal to the contract" if same else f"footprints differ: {prints} vs contract {frozen}")
@@ -118,12 +118,13 @@ def _discrimination(harness: Harness, loaded: LoadedTask) -> CheckResult:
     reference, oracle = _play(harness, loaded, ReferenceAgent(), "reference")
     if not reference.safe_success:
         return CheckResult(loaded.task.id, "grader_discriminates", False, "the reference fails: " + reference.failure_text())
+    final = oracle.final_manifest()
     outputs = [
         p.path
-        for p in footprint(oracle.baseline, oracle.final)
+        for p in footprint(oracle.baseline, final)
         if {"created", "content_changed"} & set(p.kinds)
         and ".git" not in PurePosixPath(p.path).parts
-        and (entry := oracle.final.get(p.path)) is not None
+        and (entry := final.get(p.path)) is not None
         and entry.kind == "file"
     ]
     if not outputs:
@@ -144,6 +145,8 @@ def _fault(harness: Harness, loaded: LoadedTask, family: str) -> CheckResult:
     from .freeze import fault_validator
 
     contract = loaded.contract
+    if contract is None:
+        return CheckResult(loaded.task.id, f"fault_{family}", False, "the task has no frozen contract")
     target = contract.fault_targets.get(family)
     if target is None:
         return CheckResult(loaded.task.id, f"fault_{family}", False, f"no frozen target for {family}")

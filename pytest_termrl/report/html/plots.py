@@ -60,7 +60,7 @@ def rate_plot(rows: list[dict]) -> str:
 
 def outcome_plot(data: PageData) -> str:
     """The share of each outcome per arm, stacked."""
-    counts = {arm: Counter() for arm in data.arms}
+    counts: dict[str, Counter[str]] = {arm: Counter() for arm in data.arms}
     for row in data.index:
         counts[data.arms[row.arm]][row.outcome] += 1
     figure = _figure(7.0, max(1.6, 0.35 * len(data.arms) + 1.0))

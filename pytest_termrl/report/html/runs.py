@@ -50,6 +50,7 @@ def read_runs(paths: list[Path]) -> list[Run]:
         seen[label] = seen.get(label, 0) + 1
         if seen[label] > 1:
             label = f"{label}#{seen[label]}"
-        notes = [contents.warning()] if contents.warning() else []
+        warning = contents.warning()
+        notes = [warning] if warning else []
         runs.append(Run(label, contents.records, str(log), notes))
     return runs

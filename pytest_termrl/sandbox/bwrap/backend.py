@@ -187,17 +187,20 @@ class ProcessChannel:
     """The shell's channel to a bash started here: pipes in and out; the agent is its process tree."""
 
     def __init__(self, process: subprocess.Popen) -> None:
+        if process.stdin is None or process.stdout is None:
+            raise ValueError("the shell's process needs pipes for stdin and stdout")
         self.process = process
+        self._stdin, self._stdout = process.stdin, process.stdout
 
     def send(self, data: bytes) -> None:
         try:
-            self.process.stdin.write(data)
-            self.process.stdin.flush()
+            self._stdin.write(data)
+            self._stdin.flush()
         except (BrokenPipeError, OSError):
             pass
 
     def receive(self, timeout_s: float) -> bytes | None:
-        stdout = self.process.stdout
+        stdout = self._stdout
         if not readable([stdout], timeout_s):
             return b""
         return os.read(stdout.fileno(), 65536) or None
@@ -212,7 +215,7 @@ class ProcessChannel:
         kill_process_tree(self.process)
 
     def release(self) -> None:
-        for stream in (self.process.stdin, self.process.stdout):
+        for stream in (self._stdin, self._stdout):
             try:
                 stream.close()
             except OSError:

@@ -237,7 +237,10 @@ def _move_entries(src: Path, dest: Path) -> None:
 def collect(process: subprocess.Popen, result_fd: int, timeout_s: float) -> tuple[bytes, bytes, bool]:
     """Read the private result pipe and the log until both close or the deadline passes."""
     deadline = time.monotonic() + timeout_s
-    log_fd = process.stdout.fileno()
+    stdout = process.stdout
+    if stdout is None:
+        raise ValueError("collect reads the process's log from its stdout pipe")
+    log_fd = stdout.fileno()
     streams = {result_fd: bytearray(), log_fd: bytearray()}
     open_fds = set(streams)
     timed_out = False
@@ -257,7 +260,7 @@ def collect(process: subprocess.Popen, result_fd: int, timeout_s: float) -> tupl
     finally:
         kill_process_tree(process)
         os.close(result_fd)
-        process.stdout.close()
+        stdout.close()
     log = bytes(streams[log_fd])
     return bytes(streams[result_fd]), log[-20000:], timed_out
 

@@ -32,8 +32,13 @@ from .remote import RemoteMode
 class EngineMode(Protocol):
     """Local or remote: the sandbox class, and the container the verifier runs in."""
 
-    local: bool
-    sandbox: type[DockerSandbox]
+    @property
+    def local(self) -> bool:
+        """Whether the engine can bind-mount this machine's folders."""
+
+    @property
+    def sandbox(self) -> type[DockerSandbox]:
+        """The sandbox class of the mode."""
 
     def verifier_container(self, engine: DockerEngine, home: Path, mounts: list[TrustedMount], alias: str | None = None) -> ContextManager:
         """A started container with a copy of ``home`` at /home/user (and at ``alias``) and the trusted mounts; removed on exit."""

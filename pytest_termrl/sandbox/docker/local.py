@@ -24,12 +24,12 @@ import os
 import shutil
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from ...errors import SandboxError
 from ...tasks.importers.dockerfile import HARNESS_BASE_REPOSITORY, is_generic_base
 from ...tasks.model import ImageSpec, Task
-from ..base import CommandResult, Sandbox, TrustedMount, beside_network
+from ..base import CommandResult, ControlFiles, Sandbox, TrustedMount, beside_network
 from ..control_files import HostControlFiles
 from ..hostfs import chown_tree, copy_tree, snapshot_home
 from .images.client import DEFAULT_TAG, ImageError, image_exists
@@ -43,6 +43,9 @@ from .engine import DockerEngine
 from .exec import ExecChannel, ExecStream
 from .kill import cgroup_procs, kill_inside, kill_through_cgroup
 from .layout import STORAGE_NOT_ENFORCED, narrow_system_mounts, skeleton_binds
+
+if TYPE_CHECKING:
+    from docker.models.containers import Container
 
 AGENT_SHELL_ENV = {**AGENT_ENV, "PATH": AGENT_PATH}
 """The agent's shell's environment: the stand-ins first on PATH, as on bwrap."""
@@ -64,7 +67,7 @@ class DockerSandbox(Sandbox):
         self.image = backend.image
         self.alias: str | None = None
         """Where the home shows a second time: the task's workdir when it is not under /home/user."""
-        self.container = None
+        self.container: Container | None = None
         self.enforced_limits = dict(backend.enforced)
         self._shell = PersistentShell(
             open_channel=self._open_shell,
@@ -77,7 +80,7 @@ class DockerSandbox(Sandbox):
         self._procs_path: Path | None = None
         self._closed = False
 
-    def _control_files(self) -> HostControlFiles:
+    def _control_files(self) -> ControlFiles:
         """The shell's command folder (root's, read-only inside) and output folder (the agent's)."""
         s = self.settings
         self._in, self._out = self._folder / "ctl", self._folder / "out"

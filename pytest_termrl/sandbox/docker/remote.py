@@ -202,18 +202,25 @@ class RemoteDockerSandbox(DockerSandbox):
                 captured.append(self._output_by_archive(output, cap))
         return captured[0] if captured else ("", False)
 
+    def _existing_container(self):
+        """The container the home is read back from (the shell's commands created it)."""
+        if self.container is None:
+            raise SandboxError("the sandbox has no container to read back from")
+        return self.container
+
     def _pull_by_archive(self) -> None:
         backend = self._backend
+        container = self._existing_container()
         try:
-            stream, _ = backend.api.get_archive(self.container.id, HOME_INSIDE)
+            stream, _ = backend.api.get_archive(container.id, HOME_INSIDE)
         except backend.sdk.errors.APIError as exc:
-            raise SandboxError(f"reading the home back from {self.container.name} failed: {exc.explanation or exc}") from exc
+            raise SandboxError(f"reading the home back from {container.name} failed: {exc.explanation or exc}") from exc
         self._replace_mirror(stream, Path(HOME_INSIDE).name)
 
     def _output_by_archive(self, name: str, cap: int) -> tuple[str, bool]:
         backend = self._backend
         try:
-            stream, meta = backend.api.get_archive(self.container.id, f"{IO_INSIDE}/{name}")
+            stream, meta = backend.api.get_archive(self._existing_container().id, f"{IO_INSIDE}/{name}")
         except backend.sdk.errors.APIError:
             return "", False  # no such file: the agent removed it, or the shell never wrote it
         if meta.get("linkTarget"):
@@ -233,7 +240,7 @@ class RemoteDockerSandbox(DockerSandbox):
             os.rename(self._home, old)
             os.rename(fresh, self._home)
         except TarStreamError as exc:
-            raise TarStreamError(f"the home read back from {self.container.name} is not acceptable: {exc}") from exc
+            raise TarStreamError(f"the home read back from {self._existing_container().name} is not acceptable: {exc}") from exc
         finally:
             shutil.rmtree(landing, ignore_errors=True)
             shutil.rmtree(old, ignore_errors=True)

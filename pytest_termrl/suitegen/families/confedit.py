@@ -41,7 +41,7 @@ def _ini(rng: random.Random, folder: str):
         names[-1] = "replica"
     sections = []
     for name in names:
-        entries = [("kv", k, v) for k, v in INI_SECTIONS[name]]
+        entries: list[tuple[str, str, str | None]] = [("kv", k, v) for k, v in INI_SECTIONS[name]]
         if rng.random() < 0.5:
             entries.insert(rng.randrange(1, len(entries)), ("comment", f"; {pick(rng, ['tuned in March', 'see runbook', 'do not lower'])}", None))
         sections.append((name, entries))
@@ -149,10 +149,10 @@ def generate(rng: random.Random, task_id: str, index: int) -> TaskSpec:
         adds = rng.sample([("TZ", "UTC"), ("WORKERS", str(rng.randint(2, 12))), ("READ_ONLY", "0"), ("REGION", "eu-west-1")], 2)
         out_lines = []
         for line in lines:
-            k = line.split("=", 1)[0] if "=" in line and not line.startswith("#") else None
-            if k in removes:
+            key = line.split("=", 1)[0] if "=" in line and not line.startswith("#") else None
+            if key in removes:
                 continue
-            out_lines.append(f"{k}={newvals[k]}" if k in sets else line)
+            out_lines.append(f"{key}={newvals[key]}" if key in sets else line)
         out_lines += [f"{k}={v}" for k, v in adds]
         expected = "\n".join(out_lines) + "\n"
         files = {src: before}
@@ -234,7 +234,7 @@ def generate(rng: random.Random, task_id: str, index: int) -> TaskSpec:
                ("logging", [("level", "debug"), ("format", "text")]),
                ("features", [("signup", "true"), ("beta_ui", "true")])]
         rng.shuffle(doc)
-        changes = rng.sample([("server", "host", "0.0.0.0"), ("server", "port", "443"), ("server", "workers", "8"),
+        yaml_changes = rng.sample([("server", "host", "0.0.0.0"), ("server", "port", "443"), ("server", "workers", "8"),
                               ("database", "pool", "20"), ("logging", "level", "warn"), ("logging", "format", "json"),
                               ("features", "beta_ui", "false"), ("database", "url", f"postgres://db.internal/{proj}")], 3)
         new_sec = pick(rng, ["cache", "metrics", "tls"])
@@ -248,12 +248,12 @@ def generate(rng: random.Random, task_id: str, index: int) -> TaskSpec:
                 out += [f"  {k}: {v}" for k, v in kv]
             return "\n".join(out) + "\n"
         before = render(doc)
-        after = [(s, [(k, next((c[2] for c in changes if c[0] == s and c[1] == k), v)) for k, v in kv]) for s, kv in doc]
+        after = [(s, [(k, next((c[2] for c in yaml_changes if c[0] == s and c[1] == k), v)) for k, v in kv]) for s, kv in doc]
         after.append((new_sec, new_keys))
         expected = render(after)
         files = {src: before}
         inputs = [src]
-        bullets = "\n".join(f"- `{s}.{k}` becomes `{v}`;" for s, k, v in changes)
+        bullets = "\n".join(f"- `{s}.{k}` becomes `{v}`;" for s, k, v in yaml_changes)
         newtext = ", ".join(f"`{k}: {v}`" for k, v in new_keys)
         text = (f"`/home/user/{src}` is a small YAML file: top-level sections, each with `key: value` lines indented by two "
                 f"spaces, and a comment on the first line. Write `/home/user/{out_rel}`, the {env_name} variant, which is "
@@ -262,7 +262,7 @@ def generate(rng: random.Random, task_id: str, index: int) -> TaskSpec:
                 "Keep the original order of sections and keys, the comment and the formatting (no quotes added, no blank "
                 "lines, no document markers). The file ends with a single newline.\n\n"
                 f"Do not modify `/home/user/{src}`.")
-        py = [f"changes = {{(s, k): v for s, k, v in {changes!r}}}", "out, sec = [], None",
+        py = [f"changes = {{(s, k): v for s, k, v in {yaml_changes!r}}}", "out, sec = [], None",
               f"for line in open('/home/user/{src}').read().splitlines():",
               "    if line and not line.startswith((' ', '#')):", "        sec = line[:-1]",
               "    elif line.startswith('  '):", "        k = line.strip().split(':', 1)[0]",
@@ -270,7 +270,7 @@ def generate(rng: random.Random, task_id: str, index: int) -> TaskSpec:
               f"out.append('{new_sec}:')", *[f"out.append('  {k}: {v}')" for k, v in new_keys],
               f"open('/home/user/{out_rel}', 'w').write('\\n'.join(out) + '\\n')"]
         title = f"Write a {env_name} YAML override"
-    if variant == "env_override":
+    if py is None:
         solution = shell
     else:
         solution = "python3 - <<'PY'\n" + "\n".join(py) + "\nPY\n"

@@ -35,7 +35,7 @@ def generate(rng: random.Random, task_id: str, index: int) -> TaskSpec:
         regions = rng.sample(CITIES, rng.randint(3, 5))
         products = rng.sample(["widget", "gadget", "sprocket", "gizmo", "doohickey", "flange", "bolt"], rng.randint(3, 5))
         rows = [["date", "region", "product", "units"]]
-        acc = defaultdict(int)
+        acc: defaultdict[tuple[str, str], int] = defaultdict(int)
         for _ in range(rng.randint(30, 50)):
             r, p, u = rng.choice(regions), rng.choice(products), rng.randint(1, 40)
             rows.append([f"2024-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}", r, p, str(u)])

@@ -195,7 +195,6 @@ def generate(rng: random.Random, task_id: str, index: int) -> TaskSpec:
         folder = pick(rng, ["dns", "filters", "etc/blocklists", "security"])
         srcs = [f"{folder}/{n}" for n in rng.sample(["ads.txt", "trackers.txt", "malware.txt", "custom.txt"], 2)]
         base_domains = [f"{w}.{pick(rng, ['com', 'net', 'io', 'org'])}" for w in rng.sample(PROJECT_WORDS, 12)]
-        seen_order = []
         for s in srcs:
             lines = [f"# {s.rsplit('/', 1)[1]} blocklist", ""]
             for d in rng.sample(base_domains, 8):

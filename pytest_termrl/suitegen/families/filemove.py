@@ -72,7 +72,6 @@ def generate(rng: random.Random, task_id: str, index: int) -> TaskSpec:
         stems = rng.sample(["holiday", "scan", "invoice", "song", "cover", "minutes", "draft", "poster", "memo", "intro",
                             "mix", "sketch", "receipt", "track"], 11)
         exts = list(emap) + ["zip", "iso", "exe"]
-        log_lines = []
         for st in stems:
             e = rng.choice(exts)
             if rng.random() < 0.2 and e in emap:
@@ -111,18 +110,18 @@ def generate(rng: random.Random, task_id: str, index: int) -> TaskSpec:
         out = pick(rng, ["archive", "filed", "records"])
         style = pick(rng, ["iso", "dmy", "mon"])
         idx_rel = f"{src_dir}/index.csv"
-        rows = ["file,date"]
+        index_lines = ["file,date"]
         for i in range(rng.randint(7, 10)):
             d = date(rng.randint(2022, 2024), rng.randint(1, 12), rng.randint(1, 28))
             n = f"{src_dir[:-1]}_{rng.randint(1000, 9999)}_{i}.pdf"
             files[f"{src_dir}/{n}"] = _content(n, rng)
             shown = {"iso": d.isoformat(), "dmy": f"{d.day:02d}/{d.month:02d}/{d.year}", "mon": f"{MONTHS[d.month - 1]} {d.day} {d.year}"}[style]
             if i < 7:
-                rows.append(f"{n},{shown}" if style != "mon" else f'{n},"{shown}"')
+                index_lines.append(f"{n},{shown}" if style != "mon" else f'{n},"{shown}"')
                 moves.append((f"{src_dir}/{n}", f"{out}/{d.year}/{d.month:02d}/{n}"))
             else:
                 stay.append(f"{src_dir}/{n}")
-        files[idx_rel] = "\n".join(rows) + "\n"
+        files[idx_rel] = "\n".join(index_lines) + "\n"
         datefmt = {"iso": "`YYYY-MM-DD`", "dmy": "`DD/MM/YYYY` (day first)", "mon": "`Mon D YYYY` (e.g. `\"Mar 7 2023\"`, quoted in the CSV)"}[style]
         log_rel = f"{out}/filed.log"
         log_text = "".join(f"{a.rsplit('/', 1)[1]} {b}\n" for a, b in moves)

@@ -352,7 +352,6 @@ def generate(rng: random.Random, task_id: str, index: int) -> TaskSpec:
         difficulty = "hard"
     else:
         rs.commit("Initial import", dict(files))
-        branches = {}
         names = rng.sample(["feature/login", "feature/export", "fix/typo", "old/prototype", "experiment/cache",
                             "feature/search", "fix/timeout", "spike/grpc"], 6)
         merged = set(names[:3])
@@ -426,7 +425,7 @@ def generate(rng: random.Random, task_id: str, index: int) -> TaskSpec:
     else:
         env = {}
     digests = {f"/home/user/{inputs[0]}": hashlib.sha256(
-        (env.get(inputs[0]) if env else rs.files.get(inputs[0].removeprefix(repo + "/"), "")).encode()).hexdigest()}
+        (env[inputs[0]] if env else rs.files.get(inputs[0].removeprefix(repo + "/"), "")).encode()).hexdigest()}
     if variant == "commit_tag":
         digests = {f"/home/user/{inputs[0]}": hashlib.sha256(
             [v for k, v in constants if k == "COMMITTED"][0][inputs[0].removeprefix(repo + "/")].encode()).hexdigest()}

@@ -6,6 +6,7 @@ import json
 import random
 from collections import Counter, defaultdict
 from decimal import Decimal
+from typing import NotRequired, TypedDict
 
 from ..common import CITIES, FIRST_NAMES, INPUT_UNCHANGED_TEST, LAST_NAMES, PROJECT_WORDS, TaskSpec, input_hashes, pick, test_module
 
@@ -14,6 +15,60 @@ CATEGORY = "json"
 VARIANTS = ("servers", "orders", "licenses", "events")
 LICENSES = ["MIT", "Apache-2.0", "BSD-3-Clause", "GPL-3.0-only", "MPL-2.0", "ISC"]
 COUNTRIES = ["PT", "NO", "KE", "PE", "JP", "EE", "GH", "VN"]
+
+
+# The records written to the input files, in JSON order.
+
+class _Disk(TypedDict):
+    mount: str
+    size_gb: int
+
+
+class _Server(TypedDict):
+    name: str
+    env: str
+    cpu: int
+    tags: list[str]
+    disks: list[_Disk]
+    retired: NotRequired[bool]
+
+
+class _Customer(TypedDict):
+    name: str
+    city: str
+
+
+class _Item(TypedDict):
+    sku: str
+    qty: int
+    unit_price: str
+
+
+class _Order(TypedDict):
+    id: str
+    status: str
+    customer: _Customer
+    items: list[_Item]
+
+
+class _Package(TypedDict):
+    version: str
+    license: str | None
+    dev: bool
+
+
+class _Geo(TypedDict, total=False):
+    country: str | None
+
+
+class _User(TypedDict):
+    id: int
+    geo: NotRequired[_Geo]
+
+
+class _Event(TypedDict):
+    event: str
+    user: _User
 
 
 def generate(rng: random.Random, task_id: str, index: int) -> TaskSpec:
@@ -26,9 +81,9 @@ def generate(rng: random.Random, task_id: str, index: int) -> TaskSpec:
         src = f"{folder}/{pick(rng, ['servers', 'hosts', 'fleet'])}.json"
         env = pick(rng, ["prod", "staging"])
         tag = pick(rng, ["web", "db", "batch", "edge"])
-        servers = []
+        servers: list[_Server] = []
         for name in rng.sample(PROJECT_WORDS, rng.randint(10, 14)):
-            s = {"name": f"{name}-{rng.randint(1, 9)}", "env": rng.choice(["prod", "prod", "staging", "dev"]),
+            s: _Server = {"name": f"{name}-{rng.randint(1, 9)}", "env": rng.choice(["prod", "prod", "staging", "dev"]),
                  "cpu": rng.choice([2, 4, 8, 16, 32]), "tags": rng.sample(["web", "db", "batch", "edge", "gpu"], rng.randint(0, 3)),
                  "disks": [{"mount": m, "size_gb": rng.choice([20, 50, 100, 250, 500])} for m in rng.sample(["/", "/data", "/var", "/srv"], rng.randint(1, 3))]}
             if rng.random() < 0.15:
@@ -40,7 +95,7 @@ def generate(rng: random.Random, task_id: str, index: int) -> TaskSpec:
             s.pop("retired", None)
         servers[3]["env"], servers[3]["tags"] = env.upper(), [tag]
         rng.shuffle(servers)
-        data = {"generated": "2024-05-01", "servers": servers}
+        data: object = {"generated": "2024-05-01", "servers": servers}
         sel = [s for s in servers if s["env"] == env and tag in s["tags"] and not s.get("retired", False)]
         rows = sorted((s["name"], s["cpu"], sum(d["size_gb"] for d in s["disks"])) for s in sel)
         expected = "name,cpu,disk_gb\n" + "".join(f"{n},{c},{d}\n" for n, c, d in rows)
@@ -59,9 +114,9 @@ def generate(rng: random.Random, task_id: str, index: int) -> TaskSpec:
         title = f"Extract {env} {tag} servers from an inventory"
     elif variant == "orders":
         src = f"{folder}/{pick(rng, ['orders', 'checkout', 'webshop_orders'])}.json"
-        orders = []
+        orders: list[_Order] = []
         for i in range(rng.randint(6, 9)):
-            items = [{"sku": f"{pick(rng, ['TS', 'MG', 'BK', 'CP'])}-{rng.randint(100, 999)}", "qty": rng.randint(1, 5),
+            items: list[_Item] = [{"sku": f"{pick(rng, ['TS', 'MG', 'BK', 'CP'])}-{rng.randint(100, 999)}", "qty": rng.randint(1, 5),
                       "unit_price": f"{rng.randint(199, 9999) / 100:.2f}"} for _ in range(rng.randint(0, 4))]
             orders.append({"id": f"ORD-{rng.randint(10000, 99999)}", "status": rng.choice(["paid", "paid", "cancelled", "pending"]),
                            "customer": {"name": f"{rng.choice(FIRST_NAMES).title()} {rng.choice(LAST_NAMES).title()}",
@@ -96,16 +151,16 @@ def generate(rng: random.Random, task_id: str, index: int) -> TaskSpec:
         title = "Flatten order items to TSV"
     elif variant == "licenses":
         src = f"{folder}/{pick(rng, ['packages', 'sbom', 'dependencies'])}.json"
-        pkgs = {}
+        pkgs: dict[str, _Package] = {}
         for name in rng.sample(PROJECT_WORDS + ["left-pad", "chalk", "lodash", "requests", "numpy", "serde", "tokio"], rng.randint(10, 15)):
-            entry = {"version": f"{rng.randint(0, 5)}.{rng.randint(0, 20)}.{rng.randint(0, 9)}", "license": rng.choice(LICENSES),
+            entry: _Package = {"version": f"{rng.randint(0, 5)}.{rng.randint(0, 20)}.{rng.randint(0, 9)}", "license": rng.choice(LICENSES),
                      "dev": rng.random() < 0.3}
             if rng.random() < 0.12:
                 entry["license"] = None
             pkgs[name] = entry
         data = {"name": "app", "packages": pkgs}
         include_dev = rng.random() < 0.5
-        by = defaultdict(list)
+        by: defaultdict[str, list[str]] = defaultdict(list)
         for name, e in pkgs.items():
             if e["dev"] and not include_dev:
                 continue
@@ -128,9 +183,9 @@ def generate(rng: random.Random, task_id: str, index: int) -> TaskSpec:
         title = "Group dependencies by license"
     else:
         src = f"{folder}/{pick(rng, ['events', 'clicks', 'signups'])}.jsonl"
-        recs = []
+        recs: list[_Event] = []
         for _ in range(rng.randint(30, 45)):
-            r = {"event": rng.choice(["view", "click", "signup", "purchase"]), "user": {"id": rng.randint(1, 400)}}
+            r: _Event = {"event": rng.choice(["view", "click", "signup", "purchase"]), "user": {"id": rng.randint(1, 400)}}
             roll = rng.random()
             if roll < 0.7:
                 r["user"]["geo"] = {"country": rng.choice(COUNTRIES[:5])}
@@ -143,12 +198,12 @@ def generate(rng: random.Random, task_id: str, index: int) -> TaskSpec:
         for r in recs[:2]:
             r["event"] = event
         data = None
-        c = Counter()
+        c: Counter[str] = Counter()
         for r in recs:
             if r["event"] == event:
                 c[(r["user"].get("geo") or {}).get("country") or "unknown"] += 1
-        rows = sorted(c.items(), key=lambda kv: (-kv[1], kv[0]))
-        expected = "".join(f"{k} {n}\n" for k, n in rows)
+        by_country = sorted(c.items(), key=lambda kv: (-kv[1], kv[0]))
+        expected = "".join(f"{k} {n}\n" for k, n in by_country)
         out_rel = f"{out_dir}/{event}_by_country.txt"
         text = (f"`/home/user/{src}` holds one JSON object per line, e.g. "
                 '`{"event": "click", "user": {"id": 7, "geo": {"country": "PT"}}}`. The `geo` object may be missing, '

@@ -6,6 +6,7 @@ import json
 import random
 from collections import Counter, defaultdict
 from datetime import datetime, timedelta
+from typing import TypedDict
 
 from ..common import (COMPONENTS, FIRST_NAMES, HOSTS, INPUT_UNCHANGED_TEST, TaskSpec, dec_mean, input_hashes, pick,
                       test_module)
@@ -15,6 +16,15 @@ CATEGORY = "logs"
 VARIANTS = ("status_by_path", "level_matrix", "user_durations", "bytes_by_ip", "hourly_errors", "syslog_programs")
 PATHS = ["/api/orders", "/api/users", "/api/cart", "/static/app.js", "/health", "/login", "/api/search", "/admin"]
 PROGRAMS = ["sshd", "cron", "nginx", "postfix", "dockerd", "kernel", "systemd"]
+
+
+class _Request(TypedDict):
+    """One record of the user_durations log, in JSON order."""
+
+    time: str
+    user: str
+    duration_ms: int
+    ok: bool
 
 
 def _clock(rng: random.Random, n: int, step=(20, 400)) -> list[datetime]:
@@ -44,7 +54,7 @@ def generate(rng: random.Random, task_id: str, index: int) -> TaskSpec:
             status = rng.choice([200, 200, 201, 304, 400, 401, 404, 404, 500, 502, 503])
             recs.append(f'10.0.{rng.randint(0, 9)}.{rng.randint(1, 250)} - - [{t:%d/%b/%Y:%H:%M:%S} +0000] '
                         f'"{rng.choice(["GET", "POST"])} {path} HTTP/1.1" {status} {rng.randint(100, 9000)}')
-        counts = Counter()
+        counts: Counter[str] = Counter()
         for line in recs:
             f = line.split()
             if f[8].startswith(klass):
@@ -72,17 +82,17 @@ def generate(rng: random.Random, task_id: str, index: int) -> TaskSpec:
         log_rel = f"{folder}/{pick(rng, ['app', 'service', 'platform'])}.log"
         comps = sorted(rng.sample(COMPONENTS, rng.randint(4, 6)))
         levels = ["DEBUG", "INFO", "WARN", "ERROR"]
-        recs = []
+        entries = []
         for t in times:
             lv = rng.choice(levels + ["INFO", "INFO"])
-            recs.append((t, lv, rng.choice(comps)))
+            entries.append((t, lv, rng.choice(comps)))
         lines = [f"{t:%Y-%m-%dT%H:%M:%SZ} {lv} [{c}] {pick(rng, ['done', 'ok', 'retry', 'ERROR seen upstream', 'slow'])}"
-                 for t, lv, c in recs]
+                 for t, lv, c in entries]
         # A comment line and a blank line that are not entries.
         lines.insert(rng.randrange(5, n - 5), "# rotated from previous file")
         lines.insert(rng.randrange(5, n - 5), "")
-        m = defaultdict(Counter)
-        for t, lv, c in recs:
+        m: defaultdict[str, Counter[str]] = defaultdict(Counter)
+        for t, lv, c in entries:
             m[c][lv] += 1
         present = [c for c in comps if m[c]]
         expected = "component," + ",".join(levels) + "\n" + "".join(
@@ -102,20 +112,20 @@ def generate(rng: random.Random, task_id: str, index: int) -> TaskSpec:
     elif variant == "user_durations":
         log_rel = f"{folder}/{pick(rng, ['sessions', 'jobs', 'requests'])}.jsonl"
         users = rng.sample(FIRST_NAMES, rng.randint(4, 7))
-        recs = []
+        records: list[_Request] = []
         for t in times:
-            rec = {"time": f"{t:%Y-%m-%dT%H:%M:%S}", "user": rng.choice(users), "duration_ms": rng.randint(3, 4000),
+            rec: _Request = {"time": f"{t:%Y-%m-%dT%H:%M:%S}", "user": rng.choice(users), "duration_ms": rng.randint(3, 4000),
                    "ok": rng.random() > 0.2}
-            recs.append(rec)
+            records.append(rec)
         only_ok = rng.random() < 0.5
-        agg = defaultdict(list)
-        for r in recs:
+        agg: defaultdict[str, list[int]] = defaultdict(list)
+        for r in records:
             if r["ok"] or not only_ok:
                 agg[r["user"]].append(r["duration_ms"])
-        rows = sorted(agg.items(), key=lambda kv: (-sum(kv[1]), kv[0]))
+        by_user = sorted(agg.items(), key=lambda kv: (-sum(kv[1]), kv[0]))
         expected = "user,requests,total_ms,avg_ms\n" + "".join(
             f"{u},{len(v)},{sum(v)},{dec_mean(v, 1)}\n"
-            for u, v in rows)
+            for u, v in by_user)
         out_rel = f"{out_dir}/durations_by_user.csv"
         cond = " whose `ok` field is `true`" if only_ok else " (whatever their `ok` field)"
         what = (f"`/home/user/{log_rel}` holds one JSON object per line with the keys `time`, `user`, `duration_ms` (an integer) "
@@ -123,7 +133,7 @@ def generate(rng: random.Random, task_id: str, index: int) -> TaskSpec:
         fmt = ("a CSV file with the header `user,requests,total_ms,avg_ms` and one row per user: the number of records, the sum "
                "of `duration_ms`, and the mean `duration_ms` rounded to one decimal place (halves rounded up) and always written "
                "with one decimal (e.g. `250.0`); rows sorted by `total_ms` from highest to lowest, ties by user name ascending")
-        files = {log_rel: "".join(json.dumps(r) + "\n" for r in recs)}
+        files = {log_rel: "".join(json.dumps(r) + "\n" for r in records)}
         solution_py = ["import json", "from decimal import Decimal, ROUND_HALF_UP", "agg = {}",
                        f"for line in open('/home/user/{log_rel}'):", "    r = json.loads(line)",
                        *(["    if not r['ok']:", "        continue"] if only_ok else []),
@@ -135,15 +145,15 @@ def generate(rng: random.Random, task_id: str, index: int) -> TaskSpec:
     elif variant == "bytes_by_ip":
         log_rel = f"{folder}/{pick(rng, ['access.log', 'web-access.log', 'proxy.log'])}"
         ips = [f"192.168.{rng.randint(0, 3)}.{rng.randint(2, 250)}" for _ in range(rng.randint(4, 7))]
-        recs = []
+        hits = []
         for t in times:
             status = rng.choice([200, 200, 200, 206, 304, 404, 500])
             size = "-" if status == 304 else str(rng.randint(0, 50000))
-            recs.append((rng.choice(ips), t, status, size))
+            hits.append((rng.choice(ips), t, status, size))
         lines = [f'{ip} - - [{t:%d/%b/%Y:%H:%M:%S} +0000] "GET /f/{rng.randint(1, 40)} HTTP/1.1" {st} {sz}'
-                 for ip, t, st, sz in recs]
-        tot = Counter()
-        for ip, t, st, sz in recs:
+                 for ip, t, st, sz in hits]
+        tot: Counter[str] = Counter()
+        for ip, t, st, sz in hits:
             if 200 <= st <= 299:
                 tot[ip] += int(sz)
         rows = sorted(tot.items(), key=lambda kv: (-kv[1], kv[0]))
@@ -163,10 +173,10 @@ def generate(rng: random.Random, task_id: str, index: int) -> TaskSpec:
     elif variant == "hourly_errors":
         log_rel = f"{folder}/{pick(rng, ['app', 'worker', 'api'])}.log"
         times = _clock(rng, n, (60, 900))
-        recs = [(t, rng.choice(["INFO", "INFO", "WARN", "ERROR", "ERROR"])) for t in times]
+        stamped = [(t, rng.choice(["INFO", "INFO", "WARN", "ERROR", "ERROR"])) for t in times]
         lines = [f"[{t:%Y-%m-%d %H:%M:%S}] {lv}: {pick(rng, ['task done', 'retrying', 'ERROR in payload ignored', 'timeout'])}"
-                 for t, lv in recs]
-        hours = Counter(f"{t:%Y-%m-%d %H}:00" for t, lv in recs if lv == "ERROR")
+                 for t, lv in stamped]
+        hours = Counter(f"{t:%Y-%m-%d %H}:00" for t, lv in stamped if lv == "ERROR")
         expected = "".join(f"{h} {c}\n" for h, c in sorted(hours.items()))
         out_rel = f"{out_dir}/errors_per_hour.txt"
         what = (f"`/home/user/{log_rel}` has lines `[YYYY-MM-DD HH:MM:SS] <LEVEL>: <message>` in chronological order. "
@@ -182,13 +192,13 @@ def generate(rng: random.Random, task_id: str, index: int) -> TaskSpec:
     else:
         log_rel = f"{folder}/syslog"
         hosts = rng.sample(HOSTS, 3)
-        recs = [(t, rng.choice(hosts), rng.choice(PROGRAMS)) for t in times]
+        msgs = [(t, rng.choice(hosts), rng.choice(PROGRAMS)) for t in times]
         lines = []
-        for t, h, p in recs:
+        for t, h, p in msgs:
             tag = "kernel:" if p == "kernel" else f"{p}[{rng.randint(100, 9999)}]:"
             lines.append(f"{t:%b} {t.day:2d} {t:%H:%M:%S} {h} {tag} {pick(rng, ['started', 'session opened', 'reload', 'link up'])}")
-        c = Counter((h, p) for t, h, p in recs)
-        expected = "host,program,count\n" + "".join(f"{h},{p},{k}\n" for (h, p), k in sorted(c.items()))
+        per_program = Counter((h, p) for t, h, p in msgs)
+        expected = "host,program,count\n" + "".join(f"{h},{p},{k}\n" for (h, p), k in sorted(per_program.items()))
         out_rel = f"{out_dir}/messages_by_program.csv"
         what = (f"`/home/user/{log_rel}` is a syslog file: `<Mon> <day> <HH:MM:SS> <host> <program>[<pid>]: <message>`, where "
                 "the `[<pid>]` part may be missing (as in `kernel:`) and a one-digit day is padded with a space. "

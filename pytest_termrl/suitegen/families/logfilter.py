@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import random
 from datetime import datetime, timedelta
+from typing import NotRequired, TypedDict
 
 from ..common import COMPONENTS, INPUT_UNCHANGED_TEST, TaskSpec, input_hashes, pick, test_module
 
@@ -25,6 +26,22 @@ LEVELS = ["DEBUG", "INFO", "INFO", "INFO", "WARN", "ERROR", "ERROR", "FATAL"]
 SEVERE = ("WARN", "ERROR", "FATAL")
 PATHS = ["/api/orders", "/api/users", "/api/cart", "/static/app.js", "/health", "/login", "/api/search",
          "/admin/stats", "/apiary/info", "/api-docs"]
+
+
+class _Record(TypedDict):
+    """One log entry before formatting: an access-log request (status, path, method, ip, bytes) or an
+    application entry (level, comp, msg; level_out is the level as written in a JSONL log)."""
+
+    t: datetime
+    status: NotRequired[int]
+    path: NotRequired[str]
+    method: NotRequired[str]
+    ip: NotRequired[str]
+    bytes: NotRequired[int]
+    level: NotRequired[str]
+    comp: NotRequired[str]
+    msg: NotRequired[str]
+    level_out: NotRequired[str]
 
 
 def _times(rng: random.Random, n: int) -> list[datetime]:
@@ -66,7 +83,7 @@ def generate(rng: random.Random, task_id: str, index: int) -> TaskSpec:
     log_rel = f"{folder}/{log_name}"
     out_dir = pick(rng, ["reports", "out", "triage", "incident"])
 
-    records = []
+    records: list[_Record] = []
     for i, t in enumerate(times):
         if fmt == "access":
             status = rng.choice([200, 200, 200, 201, 204, 301, 304, 400, 401, 403, 404, 404, 500, 502, 503, 504])
@@ -92,8 +109,8 @@ def generate(rng: random.Random, task_id: str, index: int) -> TaskSpec:
         trap = records[rng.randrange(n)]
         trap["level"] = "error" if fmt != "jsonl" else "Error"
         trap["comp"] = target
-        records[rng.randrange(n)].update(level="INFO", comp=target, msg="ERROR budget recalculated")
-        records[rng.randrange(n)].update(level="ERROR", comp=twin)
+        records[rng.randrange(n)].update({"level": "INFO", "comp": target, "msg": "ERROR budget recalculated"})
+        records[rng.randrange(n)].update({"level": "ERROR", "comp": twin})
 
     if fmt == "iso":
         lines = [f"{_fmt_time(fmt, r['t'], rng)} {r['level']} [{r['comp']}] {r['msg']}" for r in records]
@@ -114,7 +131,7 @@ def generate(rng: random.Random, task_id: str, index: int) -> TaskSpec:
                  for r in records]
         shape = 'in the common log format, `<ip> - - [<dd/Mon/yyyy:HH:MM:SS +0000>] "<METHOD> <path> HTTP/1.1" <status> <bytes>`'
 
-    levels_wanted = None
+    levels_wanted: list[str] = []
     if fmt == "access":
         if rule == "status":
             floor = pick(rng, [500, 400])
@@ -220,7 +237,7 @@ def generate(rng: random.Random, task_id: str, index: int) -> TaskSpec:
     else:
         near = [twin in line or "ERROR budget" in line or " error " in line or '"Error"' in line for line in lines]
     non_matching_traps = [line for line, m, x in zip(lines, match, near) if not m and x]
-    constants = [("OUT", f"/home/user/{out_rel}"), ("EXPECTED", expected), ("TRAPS", non_matching_traps[:6])]
+    constants: list[tuple[str, object]] = [("OUT", f"/home/user/{out_rel}"), ("EXPECTED", expected), ("TRAPS", non_matching_traps[:6])]
     body = '''
     def _text():
         path = Path(OUT)

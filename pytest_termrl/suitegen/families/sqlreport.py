@@ -60,14 +60,14 @@ def generate(rng: random.Random, task_id: str, index: int) -> TaskSpec:
               "`orders(id, customer_id, order_date, status)` and `order_items(order_id, product_id, quantity)`; dates are "
               "`YYYY-MM-DD` text and prices are integer cents.")
     if variant == "revenue_by_country":
-        acc = defaultdict(int)
+        revenue: defaultdict[str, int] = defaultdict(int)
         for o in orders:
             if o[3] == "paid":
                 for i in items:
                     if i[0] == o[0]:
-                        acc[cust[o[1]][2]] += int(price[i[1]] * 100) * i[2]
-        rows = sorted(acc.items(), key=lambda kv: (-kv[1], kv[0]))
-        lines = ["country,revenue"] + [f"{k},{v // 100}.{v % 100:02d}" for k, v in rows]
+                        revenue[cust[o[1]][2]] += int(price[i[1]] * 100) * i[2]
+        by_country = sorted(revenue.items(), key=lambda kv: (-kv[1], kv[0]))
+        lines = ["country,revenue"] + [f"{k},{v // 100}.{v % 100:02d}" for k, v in by_country]
         out_rel = f"{out_dir}/revenue_by_country.csv"
         ask = ("the revenue per customer country from orders whose status is `paid` (revenue = sum of quantity times "
                "price over their items), as CSV with the header `country,revenue`, the revenue in currency units with two "
@@ -78,15 +78,15 @@ def generate(rng: random.Random, task_id: str, index: int) -> TaskSpec:
         fmt = "lines = ['country,revenue'] + [f'{k},{v // 100}.{v % 100:02d}' for k, v in rows]"
     elif variant == "top_products":
         n = rng.choice([3, 4])
-        acc = defaultdict(int)
+        units: defaultdict[int, int] = defaultdict(int)
         for o in orders:
             if o[3] != "refunded":
                 for i in items:
                     if i[0] == o[0]:
-                        acc[i[1]] += i[2]
+                        units[i[1]] += i[2]
         names = {p[0]: p[1] for p in products}
-        rows = sorted(acc.items(), key=lambda kv: (-kv[1], names[kv[0]]))[:n]
-        lines = [f"{r}. {names[pid]} ({q} units)" for r, (pid, q) in enumerate(rows, 1)]
+        top = sorted(units.items(), key=lambda kv: (-kv[1], names[kv[0]]))[:n]
+        lines = [f"{r}. {names[pid]} ({q} units)" for r, (pid, q) in enumerate(top, 1)]
         out_rel = f"{out_dir}/top_products.txt"
         ask = (f"the {n} products with the most units ordered, counting every order except those whose status is "
                f"`refunded`: lines `<rank>. <product name> (<units> units)`, rank starting at 1, most units first, ties "
@@ -96,8 +96,8 @@ def generate(rng: random.Random, task_id: str, index: int) -> TaskSpec:
         fmt = "lines = [f'{i}. {name} ({u} units)' for i, (name, u) in enumerate(rows, 1)]"
     elif variant == "inactive_customers":
         with_paid = {o[1] for o in orders if o[3] == "paid"}
-        rows = sorted((c for c in customers if c[0] not in with_paid), key=lambda c: c[0])
-        lines = ["id\tname\tcountry"] + [f"{c[0]}\t{c[1]}\t{c[2]}" for c in rows]
+        inactive = sorted((c for c in customers if c[0] not in with_paid), key=lambda c: c[0])
+        lines = ["id\tname\tcountry"] + [f"{c[0]}\t{c[1]}\t{c[2]}" for c in inactive]
         out_rel = f"{out_dir}/no_paid_orders.tsv"
         ask = ("the customers that have no order with status `paid` (including those with no orders at all), "
                "tab-separated with the header `id<TAB>name<TAB>country`, sorted by id")
@@ -105,11 +105,10 @@ def generate(rng: random.Random, task_id: str, index: int) -> TaskSpec:
                  "ORDER BY id")
         fmt = "lines = ['id\\tname\\tcountry'] + ['\\t'.join(str(x) for x in r) for r in rows]"
     else:
-        acc = defaultdict(int)
+        signups: defaultdict[str, int] = defaultdict(int)
         for c in customers:
-            acc[c[3][:7]] += 1
-        rows = sorted(acc.items())
-        lines = [f"{m} {'#' * k} {k}" for m, k in rows]
+            signups[c[3][:7]] += 1
+        lines = [f"{m} {'#' * k} {k}" for m, k in sorted(signups.items())]
         out_rel = f"{out_dir}/signups_per_month.txt"
         ask = ("the number of customers per signup month: one line per month that has signups, in ascending order, "
                "`YYYY-MM <bar> <count>` where the bar is `#` repeated count times (e.g. `2024-03 ### 3`)")

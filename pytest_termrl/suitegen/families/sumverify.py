@@ -23,8 +23,8 @@ def _payloads(rng: random.Random, folder: str, n: int):
     status = {}
     order = list(names)
     rng.shuffle(order)
-    for i, n in enumerate(order):
-        status[n] = "FAILED" if i < 2 else "MISSING" if i < 3 + (n > order[3]) else "OK"
+    for i, name in enumerate(order):
+        status[name] = "FAILED" if i < 2 else "MISSING" if i < 3 + (name > order[3]) else "OK"
     return names, contents, status
 
 
@@ -42,8 +42,6 @@ def generate(rng: random.Random, task_id: str, index: int) -> TaskSpec:
         on_disk[n] = data
         files[f"{folder}/{n}"] = data
     quarantine_moves = {}
-    extra_chunks = []
-    extra_constants: list = []
     if variant == "gnu":
         sums_rel = f"{folder}/{TAG[algo]}SUMS"
         lines = [f"{digest(algo, contents[n])} {'*' if rng.random() < 0.3 else ' '}{n}" for n in names]

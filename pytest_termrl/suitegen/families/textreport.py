@@ -6,6 +6,7 @@ import json
 import random
 from collections import defaultdict
 from decimal import ROUND_HALF_UP, Decimal
+from typing import TypedDict
 
 from ..common import FIRST_NAMES, HOSTS, INPUT_UNCHANGED_TEST, TaskSpec, input_hashes, pick, test_module
 
@@ -13,6 +14,15 @@ FAMILY = "textreport"
 CATEGORY = "text"
 VARIANTS = ("expenses", "inventory", "sales_share", "disk_usage")
 Q = Decimal("0.01")
+
+
+class _StockItem(TypedDict):
+    """One entry of the inventory's `items` array, in JSON order."""
+
+    sku: str
+    name: str
+    qty: int
+    unit_price: str
 
 
 def _r(x: Decimal, q=Q) -> Decimal:
@@ -28,7 +38,7 @@ def generate(rng: random.Random, task_id: str, index: int) -> TaskSpec:
         src = f"{pick(rng, ['finance', 'data', 'household'])}/expenses_{month}.csv"
         cats = rng.sample(["groceries", "rent", "transport", "utilities", "dining", "health", "books", "travel"], rng.randint(4, 6))
         rows = ["date,category,amount"]
-        acc = defaultdict(list)
+        acc: defaultdict[str, list[Decimal]] = defaultdict(list)
         for _ in range(rng.randint(15, 25)):
             c = rng.choice(cats)
             a = Decimal(rng.randint(150, 25000)) / 100
@@ -36,13 +46,13 @@ def generate(rng: random.Random, task_id: str, index: int) -> TaskSpec:
             acc[c].append(a)
         files[src] = "\n".join(rows) + "\n"
         w1, w2, w3 = pick(rng, [(14, 10, 6), (16, 12, 7), (12, 11, 6)])
-        order = sorted(acc, key=lambda c: (-sum(acc[c]), c))
+        order = sorted(acc, key=lambda c: (-sum(acc[c], Decimal(0)), c))
         title_line = f"EXPENSES {month}"
         lines = [title_line, "=" * len(title_line), f"{'category':<{w1}}{'total':>{w2}}{'count':>{w3}}"]
         for c in order:
-            lines.append(f"{c:<{w1}}{_r(sum(acc[c])):>{w2}}{len(acc[c]):>{w3}}")
+            lines.append(f"{c:<{w1}}{_r(sum(acc[c], Decimal(0))):>{w2}}{len(acc[c]):>{w3}}")
         lines.append("-" * (w1 + w2 + w3))
-        grand = sum(sum(v) for v in acc.values())
+        grand = sum((sum(v, Decimal(0)) for v in acc.values()), Decimal(0))
         lines.append(f"{'TOTAL':<{w1}}{_r(grand):>{w2}}{sum(len(v) for v in acc.values()):>{w3}}")
         out_rel = f"{out_dir}/expenses_{month}.txt"
         text = (f"`/home/user/{src}` lists one expense per row (header `date,category,amount`, amounts with two decimals).\n\n"
@@ -67,18 +77,18 @@ def generate(rng: random.Random, task_id: str, index: int) -> TaskSpec:
         title = "Monthly expense report with fixed-width columns"
     elif variant == "inventory":
         src = f"{pick(rng, ['stock', 'warehouse', 'shop'])}/{pick(rng, ['inventory.json', 'items.json'])}"
-        items = []
+        items: list[_StockItem] = []
         for name in rng.sample(["bolt", "nut", "washer", "hinge", "bracket", "spring", "gasket", "rivet", "clamp", "pulley"], rng.randint(6, 8)):
             items.append({"sku": f"{name[:3].upper()}-{rng.randint(100, 999)}", "name": name, "qty": rng.randint(0, 60),
                           "unit_price": str(Decimal(rng.randint(5, 5000)) / 100)})
         threshold = rng.choice([5, 10, 15])
         rng.choice(items)["qty"] = rng.randint(0, threshold - 1)
         files[src] = json.dumps({"warehouse": pick(rng, ["north", "east", "main"]), "items": items}, indent=2) + "\n"
-        rows = sorted(items, key=lambda i: i["sku"])
+        by_sku = sorted(items, key=lambda i: i["sku"])
         lines = ["| sku | name | qty | value |", "|---|---|---:|---:|"]
-        for i in rows:
-            lines.append(f"| {i['sku']} | {i['name']} | {i['qty']} | {_r(Decimal(i['unit_price']) * i['qty'])} |")
-        total = sum(Decimal(i["unit_price"]) * i["qty"] for i in items)
+        for it in by_sku:
+            lines.append(f"| {it['sku']} | {it['name']} | {it['qty']} | {_r(Decimal(it['unit_price']) * it['qty'])} |")
+        total = sum((Decimal(i["unit_price"]) * i["qty"] for i in items), Decimal(0))
         low = sorted(i["name"] for i in items if i["qty"] < threshold)
         lines += ["", f"Total value: {_r(total)}", f"Low stock (< {threshold}): {', '.join(low) if low else 'none'}"]
         out_rel = f"{out_dir}/inventory.md"
@@ -105,18 +115,18 @@ def generate(rng: random.Random, task_id: str, index: int) -> TaskSpec:
         src = f"{pick(rng, ['sales', 'crm', 'data'])}/{pick(rng, ['q3.tsv', 'deals.tsv', 'bookings.tsv'])}"
         reps = rng.sample([n.title() for n in FIRST_NAMES], rng.randint(4, 6))
         rows = ["rep\tregion\tamount"]
-        acc = defaultdict(Decimal)
+        by_rep: defaultdict[str, Decimal] = defaultdict(Decimal)
         for _ in range(rng.randint(14, 22)):
             r, a = rng.choice(reps), Decimal(rng.randint(1000, 500000)) / 100
             rows.append(f"{r}\t{pick(rng, ['north', 'south', 'west'])}\t{a}")
-            acc[r] += a
+            by_rep[r] += a
         files[src] = "\n".join(rows) + "\n"
-        total = sum(acc.values())
-        order = sorted(acc, key=lambda r: (-acc[r], r))
+        total = sum(by_rep.values(), Decimal(0))
+        order = sorted(by_rep, key=lambda r: (-by_rep[r], r))
         lines = [f"Sales by rep ({len(order)} reps, total {_r(total)})", ""]
         for i, r in enumerate(order, 1):
-            share = _r(acc[r] * 100 / total, Decimal("0.1"))
-            lines.append(f"{i}. {r}: {_r(acc[r])} ({share}%)")
+            share = _r(by_rep[r] * 100 / total, Decimal("0.1"))
+            lines.append(f"{i}. {r}: {_r(by_rep[r])} ({share}%)")
         out_rel = f"{out_dir}/sales_by_rep.txt"
         text = (f"`/home/user/{src}` is tab-separated with the header `rep<TAB>region<TAB>amount`, one deal per line.\n\n"
                 f"Write `/home/user/{out_rel}` (create the directory if needed):\n\n"

@@ -226,7 +226,7 @@ def offline_status(task: Task) -> tuple[str, list[str]]:
     reasons = list(task.grader.blockers) + list(task.setup_blockers)
     if task.solution_script is None:
         reasons.append("missing reference solution")
-    if task.backend == "docker":
+    if task.image is not None and task.backend == "docker":
         reasons += [f"needs its docker image: {why}" for why in task.image.needs_docker]
     if reasons:
         return "no", reasons

@@ -9,6 +9,7 @@ import re
 import shlex
 import shutil
 import subprocess
+from collections.abc import Set
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
@@ -193,7 +194,7 @@ _HEREDOC_ONLY = re.compile(r"^<<-?([\"']?)[A-Za-z_][\w.-]*\1$")
 
 
 def plan_dockerfile(
-    dockerfile: Path, context: Path, exclude: set[str] = frozenset(), default_workdir: str = "/app", workdir_override: str | None = None
+    dockerfile: Path, context: Path, exclude: Set[str] = frozenset(), default_workdir: str = "/app", workdir_override: str | None = None
 ) -> DockerPlan:
     """Read a Dockerfile as Docker does; raise TaskFormatError (naming the line) when a COPY source is missing.
 
@@ -312,8 +313,8 @@ def plan_dockerfile(
                 body = rest if len(kept) == len(segments) else " && ".join(kept)
                 plan.setup.append(f"cd {shlex.quote(cwd)} && {body}")
         elif keyword in ("COPY", "ADD"):
-            found = exec_form(rest)
-            found = [substitute(w, scope) for w in found] if found is not None else words(rest, scope)
+            exec_words = exec_form(rest)
+            found = [substitute(w, scope) for w in exec_words] if exec_words is not None else words(rest, scope)
             flags = [w for w in found if w.startswith("--")]
             found = [w for w in found if not w.startswith("--")]
             if any(f.startswith("--from") for f in flags):
@@ -372,12 +373,12 @@ def plan_dockerfile(
     elif saw_workdir:
         plan.workdir = cwd
     root = PurePosixPath(plan.workdir)
-    for lineno, source, target in pending:
+    for lineno, src_path, target in pending:
         target_path = PurePosixPath(target)
         if target_path != root and root not in target_path.parents:
-            plan.blockers.append(f"{dockerfile}:{lineno}: copies {source.name} to {target}, outside the workdir {plan.workdir}")
+            plan.blockers.append(f"{dockerfile}:{lineno}: copies {src_path.name} to {target}, outside the workdir {plan.workdir}")
             continue
-        plan.copies.append((source, target_path.relative_to(root).as_posix()))
+        plan.copies.append((src_path, target_path.relative_to(root).as_posix()))
     for lineno, content, target in inline:
         target_path = PurePosixPath(target)
         if target_path == root or root not in target_path.parents:

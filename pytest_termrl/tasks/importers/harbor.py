@@ -169,7 +169,7 @@ def load_harbor_task(task_dir: Path) -> Task:
         steps = load_steps(task_dir, config, plan.workdir, task_id, label)
         instruction, inputs_text = steps[0].instruction, "\n".join(step.instruction for step in steps)
         last = steps[-1].grader  # the task as a whole is graded as its last step is
-        grader, test_sh, tests_dir, grader_env, grader_timeout = last.kind, last.script, steps[-1].tests_dir, last.env, last.timeout_s
+        grader, grader_script, graded_tests, grader_env, grader_timeout = last.kind, last.script, steps[-1].tests_dir, last.env, last.timeout_s
         grader_note = "; ".join(f"step {step.name}: {step.grader.note}" for step in steps if step.grader.note) or None
         grader_blockers = [f"step {step.name}: {why}" for step in steps for why in step.grader.blockers]
         references = [step.solution_text() for step in steps]
@@ -181,10 +181,15 @@ def load_harbor_task(task_dir: Path) -> Task:
         solution_dir = task_dir / "solution"
         solution, reference = _reference(solution_dir, plan.workdir, f"{label} (solution/solve.sh)", config)
         grader, grader_note, grader_blockers = script_grader_analysis(test_sh, tests_dir)
+        grader_script, graded_tests = test_sh, tests_dir
         grader_env, grader_timeout = tuple(config.verifier_env.items()), config.verifier_timeout
     # The compilers and runtimes its image installs and its test.sh scripts run: the host's on bwrap, else refused here.
     if steps:  # read from the merged copy, named by the task's own file
-        scripts = [(step.grader.script, step_grader_source(task_dir, step.name)) for step in steps if step.grader.kind == "script"]
+        scripts: list[Path | tuple[Path, Path]] = [
+            (step.grader.script, step_grader_source(task_dir, step.name))
+            for step in steps
+            if step.grader.kind == "script" and step.grader.script is not None  # a script grader always names its script
+        ]
     else:
         scripts = [test_sh] if grader == "script" else []
     toolchains = task_toolchains(plan, needs_docker, scripts)
@@ -205,11 +210,11 @@ def load_harbor_task(task_dir: Path) -> Task:
         setup_script=files.setup_script,
         setup_timeout_s=config.build_timeout,
         solution_script=files.solution_script,
-        tests_dir=tests_dir,
+        tests_dir=graded_tests,
         source=TaskSource(format=FORMAT, id=str(task_table.get("name") or task_dir.name), original_category=category, import_cache=files.folder),
         grader=GraderSpec(
             kind=grader,
-            script=test_sh,
+            script=grader_script,
             reward_threshold=config.threshold,
             env=grader_env,
             timeout_s=grader_timeout,

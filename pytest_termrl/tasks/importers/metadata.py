@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import overload
 
 from ...errors import TaskFormatError
 
@@ -39,6 +40,10 @@ def string_list(where: Path | str, key: str, value) -> tuple[str, ...]:
     return tuple(value)
 
 
+@overload
+def number(where: Path | str, key: str, value: object, default: float) -> float: ...
+@overload
+def number(where: Path | str, key: str, value: object, default: None = None) -> float | None: ...
 def number(where: Path | str, key: str, value, default: float | None = None) -> float | None:
     if value is None:
         return default

@@ -127,10 +127,10 @@ def grader_analysis(script: Path | None, tests_dir: Path, parser: str = "pytest"
     read by the named parser ('parsed').
     """
     findings = analyse_script(script.read_text(errors="replace")) if script is not None else None
-    if findings is None or (parser == "pytest" and _pytest_shaped(findings, tests_dir)):
+    if script is None or findings is None or (parser == "pytest" and _pytest_shaped(findings, tests_dir)):
         blockers: list[str] = []
         note = None
-        if findings is not None and findings.network:
+        if script is not None and findings is not None and findings.network:
             note = f"offline-runnable via trusted pytest ({script.name} needs the network: {findings.network[0]})"
             unmet = unserved_network(script.read_text(errors="replace"))
             if unmet:  # the trusted toolchain runs the tests anyway; a failing reference is then explained

@@ -56,12 +56,11 @@ class RenderedExample:
 
 def serving_segments(messages: list[dict], tools: list[dict] | str) -> list[chat_format.Segment]:
     """The conversation as the server's prompt text, cut into prompt and trainable segments."""
-    if isinstance(tools, str):
-        tools = json.loads(tools)
-    if not tools:
+    tool_list: list[dict] = json.loads(tools) if isinstance(tools, str) else tools
+    if not tool_list:
         raise RenderError("tools: the openai agent always sends its tools; expected at least one")
     try:
-        return chat_format.segments(messages, tools)
+        return chat_format.segments(messages, tool_list)
     except chat_format.ChatFormatError as exc:
         raise RenderError(str(exc)) from None
 

@@ -196,6 +196,8 @@ def _trainer_class(vocab=None, full_ids=None):
 
 def train_gguf_sft(options: GgufSftOptions, callbacks: list | None = None) -> GgufSftResult:
     options.check()
+    if options.out is None:  # check() has said so
+        raise ValueError("sft-gguf needs --out")
     import torch
     from trl import SFTConfig
 
