@@ -96,7 +96,7 @@ def bench_backend(backend, suite, task_ids, starts: int, commands: int) -> dict:
     finally:
         sandbox.close()
     # snapshot, verify and whole episodes on real tasks
-    harness = Harness(backend, EpisodeSettings(command_timeout_s=30, per_test_timeout_s=20))
+    harness = Harness(backend, EpisodeSettings(command_timeout_s=30, test_timeout_s=20))
     snap_times, verify_times, episode_times, passed = [], [], [], 0
     scratch = Path(tempfile.mkdtemp(prefix="bench-docker-"))
     try:
