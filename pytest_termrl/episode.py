@@ -22,7 +22,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, Sequence
 
 from .agents.base import Agent, AgentContext, EpisodeLimits, Observation
 from .faults import CLEAN
@@ -393,7 +393,7 @@ def run_episode(
     agent: Agent,
     context: AgentContext,
     settings: EpisodeSettings,
-    monitors: list[EpisodeMonitor] = (),
+    monitors: Sequence[EpisodeMonitor] = (),
     scratch: Path | None = None,
 ) -> EpisodeOutcome:
     """Play one episode in a prepared sandbox and grade it (step by step for a multi-step task). Never raises for agent behaviour."""

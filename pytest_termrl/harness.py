@@ -7,12 +7,12 @@ the same way whether pytest or a trainer asked for it.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Callable, NamedTuple
+from typing import Callable, NamedTuple, Sequence
 
 from .agents.base import Agent, AgentContext, EpisodeLimits
 from .agents.builtin import load_predictions
 from .episode import EpisodeMonitor, EpisodeOutcome, EpisodeSettings, EpisodeSpec, run_episode
-from .faults import CLEAN, FAMILIES, FaultMonitor, FaultState
+from .faults import CLEAN, FAMILIES, FaultError, FaultMonitor, FaultState
 from .oracle.decoys import plant_decoys
 from .oracle.monitor import CollateralMonitor
 from .oracle.policy import Permission, Policy
@@ -72,6 +72,8 @@ class Harness:
         """Break the prepared environment as the family says, at the contract's frozen target."""
         if family == CLEAN:
             return None
+        if loaded.contract is None:
+            raise FaultError(f"{loaded.task.id}: no frozen contract, so no validated target for the fault family {family!r}")
         target = loaded.contract.fault_targets[family]
         s = sandbox.settings
         return FAMILIES[family].inject(sandbox.home, target, s.agent_uid, s.agent_gid, salt=self.salt)
@@ -115,7 +117,7 @@ class Harness:
         agent: Agent,
         oracle: CollateralMonitor | None = None,
         fault: FaultState | None = None,
-        monitors: list[EpisodeMonitor] = (),
+        monitors: Sequence[EpisodeMonitor] = (),
     ) -> EpisodeOutcome:
         """Play one episode; the collateral oracle watches it (pass ``oracle`` to keep a handle).
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 
+from ..report.record import EndReason
 from ..settings import EpisodeLimits  # noqa: F401  (the episode's limits, a section of the settings tree)
 
 
@@ -61,7 +62,7 @@ class Turn:
     """The agent's move: a command to run, or the reason it stopped (then command is None)."""
 
     command: str | None = None
-    end_reason: str | None = None
+    end_reason: EndReason | None = None
     error: str | None = None
     """Set with end_reason 'server_error' and the like: a harness-side failure."""
 

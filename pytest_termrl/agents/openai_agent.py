@@ -110,7 +110,7 @@ class OpenAIAgent(Agent):
         self.context: AgentContext | None = None
         self.deadline = float("inf")
         """time.monotonic() when the episode's wall clock runs out (set by start())."""
-        self.end_reason: str | None = None
+        self.end_reason: EndReason | None = None
         self.error: str | None = None
         """Why the server failed the episode ('server_error'), or why the wall clock ran out
         while the agent waited on it ('timeout'); also Turn.error, hence the harness error."""
@@ -244,7 +244,7 @@ class OpenAIAgent(Agent):
         self.messages.extend(self._deferred)
         self._deferred = []
 
-    def _end(self, reason: str, error: str | None = None) -> Turn:
+    def _end(self, reason: EndReason, error: str | None = None) -> Turn:
         self.end_reason = reason
         self.error = error
         return Turn(end_reason=reason, error=error)

@@ -18,9 +18,14 @@ from ..tasks.model import Healthcheck
 class _Result(Protocol):
     """What a try needs of a command's result (``CommandResult`` has it; named here so the sandbox's base can import this)."""
 
-    output: str
-    exit_code: int | None
-    timed_out: bool
+    @property
+    def output(self) -> str: ...
+
+    @property
+    def exit_code(self) -> int | None: ...
+
+    @property
+    def timed_out(self) -> bool: ...
 
 
 def wait_healthy(
