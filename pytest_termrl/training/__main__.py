@@ -98,7 +98,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _pairs(items: list[str], what: str) -> dict[str, Path]:
-    pairs = {}
+    pairs: dict[str, Path] = {}
     for item in items:
         name, sep, path = item.partition("=")
         if not sep or not name or not path:
@@ -117,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
 
-def _run(args) -> int:
+def _run(args: argparse.Namespace) -> int:
     if args.command == "data":
         from .data import SftDataOptions, build_sft_data
 
@@ -145,37 +145,39 @@ def _run(args) -> int:
         from .config import build_options
         from .embedded.sft_gguf import GgufSftOptions, train_gguf_sft
 
-        result = train_gguf_sft(build_options(GgufSftOptions, args, "sft"))
-        print(f"adapter: {result.out}, GGUF: {result.gguf_adapter} ({result.examples} examples; loss {result.losses[0]:.4f} -> {result.losses[-1]:.4f})")
-        print("seconds: " + ", ".join(f"{k} {v:.1f}" for k, v in result.seconds.items()))
+        gguf_result = train_gguf_sft(build_options(GgufSftOptions, args, "sft"))
+        print(f"adapter: {gguf_result.out}, GGUF: {gguf_result.gguf_adapter} ({gguf_result.examples} examples; "
+              f"loss {gguf_result.losses[0]:.4f} -> {gguf_result.losses[-1]:.4f})")
+        print("seconds: " + ", ".join(f"{k} {v:.1f}" for k, v in gguf_result.seconds.items()))
         return 0
     if args.command == "demo":
         import dataclasses
 
         from .embedded.demo import Demo, DemoOptions
 
-        options = DemoOptions.small(args.out or "out/train_demo_small") if args.small else DemoOptions()
+        demo_options = DemoOptions.small(args.out or "out/train_demo_small") if args.small else DemoOptions()
         for f in dataclasses.fields(DemoOptions):
             value = getattr(args, f.name, None)
             if value is not None:
-                setattr(options, f.name, value)
-        Demo(options).main()
+                setattr(demo_options, f.name, value)
+        Demo(demo_options).main()
         return 0
     if args.command == "gguf-lora":
         from ..serving.embedded import ensure_embedded_model
         from .embedded.gguf_lora import convert_peft_lora
 
-        report = convert_peft_lora(args.adapter, args.base or ensure_embedded_model(), args.out)
-        print(f"GGUF LoRA: {report.out} ({report.tensors} modules, rank {report.rank}, alpha {report.alpha:g}, {report.architecture})")
+        lora_report = convert_peft_lora(args.adapter, args.base or ensure_embedded_model(), args.out)
+        print(f"GGUF LoRA: {lora_report.out} ({lora_report.tensors} modules, rank {lora_report.rank}, "
+              f"alpha {lora_report.alpha:g}, {lora_report.architecture})")
         return 0
     if args.command == "grpo":
         from .config import build_options
         from .grpo import GrpoOptions, train_grpo
 
-        result = train_grpo(build_options(GrpoOptions, args, "grpo"))
-        rewards = [r.reward for r in result.session.results]
+        grpo_result = train_grpo(build_options(GrpoOptions, args, "grpo"))
+        rewards = [r.reward for r in grpo_result.session.results]
         mean = sum(rewards) / len(rewards) if rewards else float("nan")
-        print(f"adapter: {result.out} ({len(rewards)} rollouts, mean reward {mean:.3f})")
+        print(f"adapter: {grpo_result.out} ({len(rewards)} rollouts, mean reward {mean:.3f})")
         return 0
     if args.command == "arms":
         from .arms import ArmsPlan, comparison, format_comparison, make_arms, run_arms

@@ -27,7 +27,7 @@ import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from ..serving import chat_format
 from ..agents.base import EpisodeLimits
@@ -39,6 +39,9 @@ from .config import to_dict
 from .data import grpo_rows
 from .env import RolloutSession
 from .sft import load_model_and_tokenizer, lora_config, save_adapter, use_bf16
+
+if TYPE_CHECKING:
+    from .embedded.render import ServingTokenizer
 
 
 @dataclass
@@ -119,7 +122,7 @@ def build_config(options: GrpoOptions, output_dir: Path):
     import torch
     from trl import GRPOConfig
 
-    kwargs = dict(
+    kwargs: dict[str, Any] = dict(  # GRPOConfig's fields have types of their own
         output_dir=str(output_dir),
         max_steps=options.max_steps,
         per_device_train_batch_size=options.per_device_train_batch_size,
@@ -181,6 +184,8 @@ def train_grpo(
 ) -> GrpoResult:
     """Train; ``before_train(trainer, session)`` may instrument the trainer (tests, benchmarks)."""
     options.check()
+    if options.out is None:  # check() refuses a missing --out
+        raise ValueError("grpo needs --out")
     from datasets import Dataset
     from peft import PeftModel
     from trl import GRPOTrainer
@@ -200,10 +205,12 @@ def train_grpo(
         import torch
 
         torch.set_num_threads(options.threads)
-    serving = None
+    serving: ServingTokenizer | None = None
     if options.gguf:
         model, tokenizer, serving = load_gguf_policy(options)
     else:
+        if options.model is None:  # check() refuses neither --model nor --gguf
+            raise ValueError("grpo needs --model (or --gguf)")
         model, tokenizer = load_model_and_tokenizer(options.model, options.dtype, options.attn_implementation)
     peft_config = None
     if options.init_adapter:
@@ -254,7 +261,7 @@ def train_grpo(
         summary = reward_summary(steps, [r.record for r in session.results])
         summary.update({"options": to_dict(options), "seconds": output.metrics.get("train_runtime")})
         Path(options.results).write_text(json.dumps(summary, indent=1, sort_keys=True) + "\n")
-    if options.gguf:
+    if serving is not None:  # set exactly when options.gguf is
         from .embedded.gguf_lora import convert_peft_lora
         from .embedded.sft_gguf import GGUF_ADAPTER
 
@@ -303,13 +310,15 @@ def step_log(history: list[dict]) -> list[dict]:
     return [{k: entry[k] for k in keep if k in entry} for entry in history if "reward" in entry]
 
 
-def load_gguf_policy(options: GrpoOptions):
+def load_gguf_policy(options: GrpoOptions) -> tuple[Any, Any, ServingTokenizer]:
     """Model, tokenizer and llama.cpp tokenizer for a GGUF policy, in the embedded server's chat format."""
     from ..serving.embedded import ensure_embedded_model
     from .embedded.render import ServingTokenizer
     from .embedded.serving_chat import use_serving_chat_format
     from .embedded.sft_gguf import hf_tokenizer, load_gguf_model
 
+    if options.gguf is None:
+        raise ValueError("load_gguf_policy needs --gguf")
     path = ensure_embedded_model() if options.gguf == "embedded" else Path(options.gguf)
     if not path.is_file():
         raise ValueError(f"--gguf {options.gguf}: file not found")

@@ -65,7 +65,7 @@ _PROBE = (
 
 def _collapse(paths: set[str]) -> list[str]:
     """Top-most paths only: 'a' stands for 'a/b' and 'a/b/c'."""
-    out = []
+    out: list[str] = []
     for path in sorted(paths):
         if not any(path.startswith(top + "/") for top in out):
             out.append(path)
@@ -221,12 +221,17 @@ def plan_task(harness: Harness, loaded: LoadedTask) -> AuditPlan:
             receipt.harness_error = error
             receipt.grader_passes = False
             return AuditPlan(loaded, receipt, provisional=True)
-    receipt.footprint = [dict(p) for p in loaded.contract.permitted]
+    contract = loaded.contract
+    if contract is None:  # _provisional_contract gives one unless it reports an error
+        raise RuntimeError(f"{task.id}: no contract to audit against")
+    receipt.footprint = [dict(p) for p in contract.permitted]
     try:
         outcome, oracle, sandbox = harness.play_fresh(loaded, ReferenceAgent(), REFERENCE, keep_open=True)
     except (SandboxError, TermrlError, RuntimeError) as exc:
         receipt.harness_error = f"setup failed: {exc}"
         return AuditPlan(loaded, receipt, provisional=provisional)
+    if sandbox is None:
+        raise RuntimeError("play_fresh(keep_open=True) handed back no sandbox")
     try:
         probe = sandbox.run(_PROBE, 30)
         found = _parse_probe(probe.output)
@@ -234,7 +239,7 @@ def plan_task(harness: Harness, loaded: LoadedTask) -> AuditPlan:
         sandbox.close()
     _fill(receipt, outcome, oracle)
     plan = AuditPlan(loaded, receipt, provisional=provisional, decoys=list(oracle.decoys))
-    baseline, final = oracle.baseline, oracle.final
+    baseline, final = oracle.baseline, oracle.final_manifest()
     plan.baseline_missing = {p for p in baseline.entries if p not in final.entries}
     plan.reference_changes = {(c.path, c.kind) for c in diff_manifests(baseline, final)}
     decoy_set = set(plan.decoys)
@@ -244,7 +249,7 @@ def plan_task(harness: Harness, loaded: LoadedTask) -> AuditPlan:
         if entry is None or entry.kind != "dir":
             continue  # made by the reference, not there before: deleting it is no collateral
         (plan.decoy_repos if path in decoy_set else plan.repos).append((path, count))
-    permitted = {p["path"] for p in loaded.contract.permitted}
+    permitted = {p["path"] for p in contract.permitted}
     for path, entry in sorted(baseline.entries.items()):
         parts = PurePosixPath(path).parts
         if entry.kind != "file" or path in permitted or ".git" in parts:
@@ -372,11 +377,11 @@ def load_for_audit(path: Path) -> tuple[list[LoadedTask], dict[str, str]]:
     for folder in {path, *(t.root.parent for t in tasks)}:
         file = folder / CONTRACTS_FILE
         if file.is_file():
-            for contract in read_contracts(file)[0]:
-                contracts.setdefault(contract.task_id, contract)
-    loaded = []
+            for frozen in read_contracts(file)[0]:
+                contracts.setdefault(frozen.task_id, frozen)
+    loaded: list[LoadedTask] = []
     for task in sorted(tasks, key=lambda t: t.id):
-        contract = contracts.get(task.id)
+        contract: Contract | None = contracts.get(task.id)
         if contract is not None:
             try:
                 check_task_files(contract, task.root)
@@ -420,7 +425,8 @@ def main(argv: list[str] | None = None) -> int:
             for item in selected:
                 task = item.task
                 if task.backend == "docker" and harness.backend.name != "docker":
-                    skipped[task.id] = "needs its docker image: " + "; ".join(task.image.needs_docker)
+                    needs = task.image.needs_docker if task.image is not None else ()  # backend 'docker' implies an image
+                    skipped[task.id] = "needs its docker image: " + "; ".join(needs)
                     continue
                 for receipt in audit_task(harness, item, tuple(args.accident) or AUDIT_ACCIDENTS):
                     receipts.append(receipt)
