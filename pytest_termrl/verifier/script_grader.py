@@ -41,7 +41,7 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..report.record import ParsedVerdictRecord, ScriptVerdictRecord
+from ..report.verdict_record import ParsedVerdictRecord, ScriptVerdictRecord
 from ..sandbox.base import SandboxBackend, TrustedMount
 from ..tasks.model import Task
 from .parsers import PARSERS, NoSummary, parser_problem

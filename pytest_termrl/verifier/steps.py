@@ -32,7 +32,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..report.record import StepRecord, StepsVerdictRecord
+from ..report.verdict_record import StepRecord, StepsVerdictRecord
 from ..sandbox.base import Sandbox, SandboxBackend
 from ..settings import TEST_TIMEOUT_S
 from ..tasks.model import Task, TaskStep

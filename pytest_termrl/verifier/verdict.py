@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..report.record import GradedTest, VerdictRecord
+from ..report.verdict_record import GradedTest, VerdictRecord
 
 
 MESSAGE_CHARS = 1000

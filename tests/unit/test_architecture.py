@@ -23,7 +23,7 @@ SANDBOX_SCRIPTS = {
     "pytest_termrl.standins.inside.tools",  # python -I tools.py TOOL ...: the installers' stand-ins (also read by the importer)
 }
 """Run as scripts inside a sandbox, by file path; the inside rule below says what they may import."""
-CORE = ("tasks", "sandbox", "oracle", "faults", "verifier", "episode", "harness", "report.record", "report.failure", "settings",
+CORE = ("tasks", "sandbox", "oracle", "faults", "verifier", "episode", "harness", "report.record", "report.verdict_record", "report.failure", "settings",
         "validity", "standins", "serving", "registry")
 """The pytest-free core: imports nothing from pytest, plugin/ or modes/."""
 INSIDE = ("pytest_termrl.verifier.inside", "pytest_termrl.standins.inside")

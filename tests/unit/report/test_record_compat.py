@@ -20,15 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_termrl.report.record import (
-    EndReason,
-    EpisodeRecord,
-    FaultRecord,
-    GradedTest,
-    ScriptVerdictRecord,
-    StepsVerdictRecord,
-    VerdictRecord,
-)
+from pytest_termrl.report.record import EndReason, EpisodeRecord, FaultRecord
+from pytest_termrl.report.verdict_record import GradedTest, ScriptVerdictRecord, StepsVerdictRecord, VerdictRecord
 from pytest_termrl.report.summary import summarize
 
 from conftest import copy_core_suite
