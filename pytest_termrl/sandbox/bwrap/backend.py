@@ -153,7 +153,7 @@ class BwrapBackend(SandboxBackend):
         shape = Shape.of(argv, mounts, cwd, self.settings_for(home))
         network = beside_network()
         if network is not None:  # in the agent's network, to reach what it left running: a cold start, no spare
-            return PendingRun(shape, self.new_sandbox_dir, self._bwrap_args, network=network).run(home, mounts, secret, timeout_s)
+            return PendingRun(shape, self.new_sandbox_dir, self._bwrap_args, network=network, ahead=False).run(home, mounts, secret, timeout_s)
         pending = self.spare_verifier.take(shape)
         try:
             self.spare_verifier.refill(shape)  # the next run's interpreter warms while this one runs

@@ -7,9 +7,10 @@ limits): bubblewrap has made its namespaces and the runner has imported what it 
 blocks reading its key. A run of that shape moves the snapshot's entries into the spare's
 empty home, copies each staged mount's content (the task's tests) into the spare's read-only
 folder for it, and only then sends the key; the next spare starts right away. Nothing of the
-agent's reaches a spare before its key, no process of the agent's ever ran in it, and a cold
-run is the same code with no wait in between. So the program run must read its key before it
-looks at its home, as the trusted runners do.
+agent's reaches a spare before its key, and no process of the agent's ever ran in it. So a
+program served by a spare must read its key before it looks at its home, as the trusted
+runners do; a cold run (no spare of its shape) starts its process only once the home is
+filled, so any program finds the snapshot there.
 """
 
 from __future__ import annotations
@@ -61,9 +62,17 @@ class Shape:
 class PendingRun:
     """One verifier sandbox, started with an empty home, waiting for its snapshot and its key."""
 
-    def __init__(self, shape: Shape, new_folder: Folders, bwrap_args: BwrapArgs, network: str | None = None) -> None:
-        """``network``: a network namespace to run in (``/proc/PID/ns/net`` of the agent's sandbox) instead of a new, empty one."""
+    def __init__(
+        self, shape: Shape, new_folder: Folders, bwrap_args: BwrapArgs, network: str | None = None, ahead: bool = True
+    ) -> None:
+        """``network``: a network namespace to run in (``/proc/PID/ns/net`` of the agent's sandbox) instead of a new, empty one.
+
+        ``ahead=False`` is a cold run: the process starts only once the home is filled, so a
+        program that never reads its key still finds the snapshot there.
+        """
         self.shape = shape
+        self._bwrap_args = bwrap_args
+        self._network = network
         self.folder = new_folder("verify")
         self.home = self.folder / "home"
         self.home.mkdir()
@@ -75,10 +84,17 @@ class PendingRun:
         self._limits = ResourceLimits(shape.settings, self.folder.name)
         self._limits.setup()
         self._done = False
+        self._secret_w = self._result_r = -1
+        self.process: subprocess.Popen | None = None
+        if ahead:
+            self._launch()
+
+    def _launch(self) -> None:
+        shape, network = self.shape, self._network
         secret_r, self._secret_w = os.pipe()
         self._result_r, result_w = os.pipe()
         try:
-            command = bwrap_args(self.home, self._extra_args(secret_r, result_w)) + list(shape.argv)
+            command = self._bwrap_args(self.home, self._extra_args(secret_r, result_w)) + list(shape.argv)
             if network is not None:
                 command = ["nsenter", f"--net={network}", "--", *_without_first(command, "--unshare-net")]
             self.process = subprocess.Popen(
@@ -123,6 +139,10 @@ class PendingRun:
             for mount in mounts:
                 if mount.staged:
                     copy_tree(mount.host_path, self._staged[mount.sandbox_path])
+            if self.process is None:
+                self._launch()
+            process = self.process
+            assert process is not None
             try:
                 os.write(self._secret_w, secret)
             except BrokenPipeError:
@@ -131,8 +151,8 @@ class PendingRun:
             self._secret_w = -1
             result_r, self._result_r = self._result_r, -1  # collect closes it, come what may
             self._done = True  # and kills the process tree
-            payload, log, timed_out = collect(self.process, result_r, timeout_s)
-            return IsolatedRun(self.process.returncode, payload, log.decode(errors="replace"), timed_out)
+            payload, log, timed_out = collect(process, result_r, timeout_s)
+            return IsolatedRun(process.returncode, payload, log.decode(errors="replace"), timed_out)
         finally:  # an interrupt mid-grading leaves no process or cgroup behind, and the snapshot where it was
             self.discard()
             _move_entries(self.home, home)
@@ -140,14 +160,14 @@ class PendingRun:
 
     def discard(self) -> None:
         """Kill the spare and let go of its pipes and cgroups (its folder goes with :meth:`remove`)."""
-        if not self._done:
+        if not self._done and self.process is not None:
             kill_process_tree(self.process)
-            self._done = True
+        self._done = True
         for fd in (self._secret_w, self._result_r):
             if fd >= 0:
                 os.close(fd)
         self._secret_w = self._result_r = -1
-        if self.process.stdout is not None:
+        if self.process is not None and self.process.stdout is not None:
             self.process.stdout.close()
         self._limits.release()
 
@@ -165,7 +185,7 @@ class SpareVerifier:
     """
 
     def __init__(self, new_folder: Folders, bwrap_args: BwrapArgs, starter: Executor) -> None:
-        self._start = lambda shape: PendingRun(shape, new_folder, bwrap_args)
+        self._start = lambda shape, ahead=True: PendingRun(shape, new_folder, bwrap_args, ahead=ahead)
         self._starter = starter
         self._lock = threading.Lock()
         self._spare: Future | None = None
@@ -179,15 +199,15 @@ class SpareVerifier:
         return started_spare(spare)
 
     def take(self, shape: Shape) -> PendingRun:
-        """The spare if it has this shape (another is dropped), else one started now."""
+        """The spare if it has this shape (another is dropped), else a cold run that starts once its home is filled."""
         with self._lock:
             future, self._spare = self._spare, None
         spare = started_spare(future)
-        if spare is not None and spare.shape == shape and spare.process.poll() is None:
+        if spare is not None and spare.shape == shape and spare.process is not None and spare.process.poll() is None:
             return spare
         if spare is not None:
             spare.remove()
-        return self._start(shape)
+        return self._start(shape, ahead=False)
 
     def refill(self, shape: Shape) -> None:
         """Start the next spare of this shape on the starter thread, unless one is there or spares are off."""

@@ -106,6 +106,23 @@ def test_the_snapshot_is_back_in_place_after_a_run_with_what_the_run_left(backen
         assert (home / "sub" / "x").read_text() == "1"
 
 
+def test_a_cold_run_starts_its_program_only_once_the_home_is_filled(backend, tmp_path):
+    """A program that never reads its key (plain ``cat``) still finds the snapshot on a cold run."""
+    home = tmp_path / "snap" / "home"
+    home.mkdir(parents=True)
+    (home / "f.txt").write_text("kept\n")
+    os.chmod(home, 0o755)
+    pending = backend.spare_verifier.take(Shape.of(["cat", "/home/user/f.txt"], [], "/home/user", backend.settings))
+    try:
+        assert pending.process is None  # nothing runs before its home is there
+    finally:
+        pending.remove()
+    for attempt in range(5):  # a fresh shape each time: every one a cold run
+        run = backend.run_isolated(home, ["cat", f"/home/user/./{'./' * attempt}f.txt"], [], b"k", timeout_s=60)
+        assert (run.returncode, run.log) == (0, "kept\n")
+        assert (home / "f.txt").read_text() == "kept\n"
+
+
 def test_a_spare_of_another_shape_is_dropped_and_leaves_nothing(backend, tmp_path):
     home = tmp_path / "home"
     home.mkdir()
