@@ -1,59 +1,78 @@
-"""The embedded model's chat format: Gemma's turns, tool calls as tagged blocks, tool results shown.
+"""The embedded model's chat format: the conversation as a terminal session in a Markdown document.
+
+The bundled model is the pretrained Gemma 3 270M: its GGUF carries no chat template and it
+was never tuned to follow turns (asked in Gemma's ``<start_of_turn>`` turns, it repeats the
+question). What it does is continue documents, and a Markdown page with shell blocks is a
+document it has read many of. So the conversation is rendered as one, and each of the
+model's turns starts inside an open ``bash`` block: what it writes up to the closing fence
+is the command. Tool results are ``text`` blocks. A turn whose block holds only ``exit``
+(or nothing) ends the episode; the model's prose, if any, rides along as ``#`` comments.
 
 One definition serves both sides: the embedded server's chat handler renders a request's
 messages with :func:`render_prompt` and reads the model's reply with :func:`parse_reply`;
 training renders an example with :func:`segments`, so what a trained model learns is the
-token sequence the server feeds it. No third-party code: pure text in, text out.
+token sequence the server feeds it. No third-party code: pure text in, text out::
 
-The format, for the openai agent's one tool (``bash``, one string argument)::
-
-    <start_of_turn>user
     SYSTEM PROMPT
 
-    TOOL DESCRIPTION (how to call, the tools)
+    TOOL DESCRIPTION
 
-    TASK<end_of_turn>
-    <start_of_turn>model
-    <tool_call>bash
+    ## Task
+
+    TASK
+
+    ## Terminal session
+
+    ```bash
     ls -la
-    </tool_call><end_of_turn>
-    <start_of_turn>user
-    <tool_response>
+    ```<end_of_turn>
+    ```text
     OUTPUT
-    </tool_response><end_of_turn>
-    <start_of_turn>model
-    Done.<end_of_turn>
+    ```
+    ```bash
+    exit
+    ```<end_of_turn>
 
-Gemma has two roles, ``user`` and ``model``: the system prompt opens the first user turn,
-and tool results are user turns (consecutive user-side messages share one turn). A tool
-whose parameters are one string takes that string verbatim between the tags (no JSON
-escaping of a shell script); any other tool takes its arguments as a JSON object.
+Generation stops at the closing fence (``<end_of_turn>``, Gemma's end-of-turn token, closes
+each turn after it, so training and GRPO have one token that ends a turn). The format offers
+one tool, a shell that takes one string: the openai agent's ``bash``.
 """
 
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 
-FORMAT_NAME = "termrl-gemma"
+FORMAT_NAME = "termrl-session"
 """The ``--chat_format`` name the embedded server registers this handler under."""
 
-START, END = "<start_of_turn>", "<end_of_turn>"
-CALL_OPEN, CALL_CLOSE = "<tool_call>", "</tool_call>"
-RESULT_OPEN, RESULT_CLOSE = "<tool_response>", "</tool_response>"
-GENERATION_PROMPT = f"{START}model\n"
-STOP = (END, CALL_CLOSE)
-"""Generation ends with the turn or with its first tool call: the harness runs one call a
-turn and the parser drops whatever follows a block, so generating it only spends tokens."""
+END = "<end_of_turn>"
+"""Closes each of the model's turns, after its block (one special token)."""
+FENCE = "```"
+CALL_CLOSE = "\n" + FENCE
+RESULT_OPEN, RESULT_CLOSE = FENCE + "text\n", "\n" + FENCE
+SHELL = "bash"
+"""The openai agent's tool: a block's language is the name of the tool it calls."""
 
-TOOLS_HEADER = (
-    "To run a tool, reply with a block that starts with {open}, the tool's name and a newline, "
-    "then the argument, then a newline and {close}. Its result comes back in {result}. "
-    "Reply without a block when you are done."
+
+def call_open(name: str) -> str:
+    """The fence that opens a call of tool ``name``."""
+    return f"{FENCE}{name}\n"
+
+
+CALL_OPEN = call_open(SHELL)
+GENERATION_PROMPT = CALL_OPEN
+"""Every turn of the model's starts inside a block of its shell (the agent's ``bash``)."""
+STOP = (CALL_CLOSE, END)
+"""Generation ends with its block: the harness runs one command a turn."""
+DONE = "exit"
+"""A block holding only this (or nothing) is the model saying it is done."""
+
+TASK_HEADING, SESSION_HEADING = "## Task", "## Terminal session"
+TOOLS_TEXT = (
+    "Commands run one block at a time: each ```bash block is run in the shell and its output "
+    "and exit code follow in a ```text block. When the task is done, the last block is `exit`."
 )
-
-_CALL = re.compile(re.escape(CALL_OPEN) + r"([A-Za-z_][\w.-]*)\n(.*?)\n?" + re.escape(CALL_CLOSE), re.S)
 
 
 class ChatFormatError(ValueError):
@@ -79,24 +98,40 @@ def single_string_parameter(tool: dict) -> str | None:
     return None
 
 
-def tools_text(tools: list[dict]) -> str:
-    """What the model is told about its tools (first user turn, after the system prompt)."""
-    lines = [TOOLS_HEADER.format(open=CALL_OPEN, close=CALL_CLOSE, result=RESULT_OPEN), "", "Tools:"]
-    for tool in tools:
-        function = tool.get("function") or {}
-        name = function.get("name", "")
-        verbatim = single_string_parameter(tool)
-        if verbatim is not None:
-            argument = f"the {verbatim}, as plain text"
-        else:
-            argument = "a JSON object of " + json.dumps(function.get("parameters") or {}, sort_keys=True)
-        description = (function.get("description") or "").strip()
-        lines.append(f"- {name}: {description} Argument: {argument}.".replace("  ", " "))
-    return "\n".join(lines)
+@dataclass(frozen=True)
+class Shell:
+    """The one tool the format offers: its name and the name of its string parameter."""
+
+    name: str
+    parameter: str
+    description: str
+
+    @classmethod
+    def of(cls, tools: list[dict] | None) -> "Shell":
+        tools = list(tools or [])
+        if len(tools) != 1:
+            raise ChatFormatError(f"tools: the {FORMAT_NAME} format offers one shell tool; got {len(tools)} tools")
+        function = tools[0].get("function") or {}
+        parameter = single_string_parameter(tools[0])
+        if parameter is None:
+            raise ChatFormatError(
+                f"tools[0].function.parameters: the {FORMAT_NAME} format's tool takes one string (the command); "
+                f"{function.get('name', '')!r} takes {json.dumps(function.get('parameters') or {}, sort_keys=True)[:120]}"
+            )
+        return cls(function.get("name", ""), parameter, (function.get("description") or "").strip())
+
+
+def tools_text(shell: Shell) -> str:
+    """What the model is told about its tool (after the system prompt)."""
+    return f"{TOOLS_TEXT} ({shell.description})" if shell.description else TOOLS_TEXT
+
+
+def _comments(text: str) -> str:
+    return "".join(f"# {line}".rstrip() + "\n" for line in text.strip().splitlines())
 
 
 def call_text(name: str, arguments, tools_by_name: dict[str, dict], where: str) -> str:
-    """One tool call as the model writes it."""
+    """One tool call's block body: a one-string tool's string verbatim, else its arguments as JSON."""
     if isinstance(arguments, str):
         try:
             arguments = json.loads(arguments) if arguments.strip() else {}
@@ -107,40 +142,24 @@ def call_text(name: str, arguments, tools_by_name: dict[str, dict], where: str) 
     tool = tools_by_name.get(name)
     verbatim = single_string_parameter(tool) if tool else None
     if verbatim is not None and set(arguments) == {verbatim} and isinstance(arguments[verbatim], str):
-        body = arguments[verbatim]
-    else:
-        body = json.dumps(arguments, ensure_ascii=False)
-    return f"{CALL_OPEN}{name}\n{body}\n{CALL_CLOSE}"
+        return arguments[verbatim]
+    return json.dumps(arguments, ensure_ascii=False)
 
 
 def segments(messages: list[dict], tools: list[dict] | None) -> list[Segment]:
     """The conversation as text, cut into prompt pieces and the model's (trainable) pieces.
 
     Ends after the last message; the prompt for the model's next turn adds
-    :data:`GENERATION_PROMPT`. The newline after each ``<end_of_turn>`` belongs to the
-    prompt, since generation stops at the turn's end.
+    the shell's opening fence. Each of the model's turns is its block's body, the closing
+    fence and :data:`END`; the opening fence is the prompt's. Rendering without tools (or a
+    call of another tool) works too, each block named for its tool, its arguments as JSON.
     """
     tools = list(tools or [])
     by_name = {(t.get("function") or {}).get("name", ""): t for t in tools}
+    shell = Shell.of(tools) if tools else None
     out: list[Segment] = []
-    user_parts: list[str] = []
     system: str | None = None
-    first_user = True
-
-    def flush_user() -> None:
-        nonlocal first_user, system
-        if not user_parts:
-            return
-        head = []
-        if first_user:
-            if system:
-                head.append(system)
-            if tools:
-                head.append(tools_text(tools))
-            first_user = False
-        out.append(Segment(f"{START}user\n" + "\n\n".join(head + user_parts) + f"{END}\n"))
-        user_parts.clear()
-
+    started = False
     for i, message in enumerate(messages):
         where = f"messages[{i}]"
         role = message.get("role")
@@ -150,32 +169,41 @@ def segments(messages: list[dict], tools: list[dict] | None) -> list[Segment]:
         if not isinstance(content, str):
             raise ChatFormatError(f"{where}.content: expected text, got {type(content).__name__}")
         if role == "system":
-            if not first_user or system is not None or user_parts:
+            if started or system is not None:
                 raise ChatFormatError(f"{where}.role: a system message comes first, once")
             system = content
+        elif role == "user" and not started:
+            head = [system.strip()] if system and system.strip() else []
+            head += ([tools_text(shell)] if shell else []) + [TASK_HEADING, content.strip(), SESSION_HEADING]
+            out.append(Segment("\n\n".join(head) + "\n\n"))
+            started = True
+        elif not started:
+            raise ChatFormatError(f"{where}.role: the conversation starts with the user's task, got {role!r}")
         elif role == "user":
-            user_parts.append(content)
+            out.append(Segment(content.strip() + "\n\n"))
         elif role == "tool":
-            user_parts.append(f"{RESULT_OPEN}\n{content}\n{RESULT_CLOSE}")
+            out.append(Segment(f"{RESULT_OPEN}{content.rstrip(chr(10))}{RESULT_CLOSE}\n"))
         elif role == "assistant":
-            if user_parts or first_user:
-                flush_user()
-            pieces = [content] if content else []
-            for j, call in enumerate(message.get("tool_calls") or []):
-                function = call.get("function") or {}
-                pieces.append(call_text(function.get("name", ""), function.get("arguments"), by_name, f"{where}.tool_calls[{j}]"))
-            out.append(Segment(GENERATION_PROMPT))
-            out.append(Segment("\n".join(pieces) + END, trainable=True))
+            calls = message.get("tool_calls") or []
+            prose = _comments(content)
+            names = [(c.get("function") or {}).get("name", "") for c in calls] or [shell.name if shell else SHELL]
+            bodies = [call_text(names[j], (c.get("function") or {}).get("arguments"), by_name, f"{where}.tool_calls[{j}]")
+                      for j, c in enumerate(calls)] or [DONE]
+            out.append(Segment(call_open(names[0])))
+            text = prose + bodies[0] + "".join(f"{CALL_CLOSE}\n{call_open(n)}{b}" for n, b in zip(names[1:], bodies[1:]))
+            out.append(Segment(text + CALL_CLOSE + END, trainable=True))
             out.append(Segment("\n"))
         else:
             raise ChatFormatError(f"{where}.role: expected system, user, assistant or tool, got {role!r}")
-    flush_user()
+    if not started:
+        raise ChatFormatError("messages: the conversation has no user message (the task)")
     return out
 
 
 def render_prompt(messages: list[dict], tools: list[dict] | None) -> str:
-    """The server's prompt text for the model's next turn (BOS is the tokenizer's)."""
-    return "".join(s.text for s in segments(messages, tools)) + GENERATION_PROMPT
+    """The server's prompt text for the model's next turn (BOS is the tokenizer's): it opens the shell's block."""
+    name = Shell.of(tools).name if tools else SHELL
+    return "".join(s.text for s in segments(messages, tools)) + call_open(name)
 
 
 @dataclass(frozen=True)
@@ -186,25 +214,26 @@ class Reply:
 
 
 def close_stopped_call(text: str) -> str:
-    """The reply as written when generation stopped at :data:`CALL_CLOSE` (llama.cpp drops the
-    stop string): a block left open at the end gets its closing tag back."""
-    opened = text.rfind(CALL_OPEN)
-    return text + CALL_CLOSE if opened >= 0 and CALL_CLOSE not in text[opened:] else text
+    """The reply as written when generation stopped at a stop string (llama.cpp drops it): every
+    turn starts inside a block, so a stopped one is a finished block and gets its fence back."""
+    return text if CALL_CLOSE in text else text + CALL_CLOSE
 
 
 def parse_reply(text: str, tools: list[dict] | None) -> Reply:
-    """The model's text as a message: free text before the first block, and each tool call."""
-    by_name = {(t.get("function") or {}).get("name", ""): t for t in (tools or [])}
-    calls = []
-    for match in _CALL.finditer(text):
-        name, body = match.group(1), match.group(2)
-        tool = by_name.get(name)
-        verbatim = single_string_parameter(tool) if tool else None
-        if verbatim is not None:
-            arguments = json.dumps({verbatim: body}, ensure_ascii=False)
-        else:
-            arguments = body.strip()  # JSON as written; the agent reports it when it is not
-        calls.append({"name": name, "arguments": arguments})
-    first = text.find(CALL_OPEN) if calls else -1
-    content = (text[:first] if first >= 0 else text).strip()
-    return Reply(content, calls)
+    """What the model wrote after the shell's opening fence, as a message.
+
+    A closed block is the command (verbatim, comments included), unless it holds only
+    ``exit``: then the turn is the model's last, its comments the content. A block the
+    token limit cut before its fence is no call: its text is the content.
+    """
+    shell = Shell.of(tools)
+    cut = text.find(CALL_CLOSE)
+    if cut < 0:
+        return Reply(text.strip(), [])
+    body = text[:cut]
+    lines = body.splitlines()
+    code = [line for line in lines if line.strip() and not line.lstrip().startswith("#")]
+    if not code or (len(code) == 1 and code[0].strip() == DONE):
+        prose = "\n".join(line.lstrip()[1:].strip() for line in lines if line.lstrip().startswith("#"))
+        return Reply(prose.strip(), [])
+    return Reply("", [{"name": shell.name, "arguments": json.dumps({shell.parameter: body}, ensure_ascii=False)}])

@@ -85,7 +85,7 @@ def test_prompt_plus_turns_plus_trls_tool_suffixes_is_the_servers_prompt(tokeniz
     messages = start()
     ids = tokenizer.apply_chat_template(messages, tools=TOOLS, add_generation_prompt=True, return_dict=False)
     for command, output in (("wc -l /home/user/a.txt", "3 /home/user/a.txt\n[exit code: 0]"), (SCRIPT, "a \"quoted\" path\n[exit code: 0]")):
-        turn = serving.encode(chat_format.call_text("bash", {"command": command}, {"bash": TOOLS[0]}, "t") + chat_format.END)[1:]
+        turn = serving.encode(chat_format.call_text("bash", {"command": command}, {"bash": TOOLS[0]}, "t") + chat_format.CALL_CLOSE + chat_format.END)[1:]
         message = tokenizer.parse_response(turn, prefix=ids, tools=TOOLS)
         assert message["tool_calls"] == [call(command)]
         tool = [{"role": "tool", "name": "bash", "content": output}]
@@ -98,18 +98,20 @@ def test_replies_are_read_as_the_agent_reads_them(tokenizer, serving):
     def parse(text: str) -> dict:
         return trl_utils.parse_response(tokenizer, serving.encode(text)[1:], prefix=[2], tools=TOOLS)
 
-    assert parse(f"<tool_call>bash\n{SCRIPT}\n</tool_call>{chat_format.END}") == {"role": "assistant", "content": "", "tool_calls": [call(SCRIPT)]}
-    assert parse(f"Checking.\n<tool_call>bash\nls\n</tool_call>{chat_format.END}")["content"] == "Checking."
-    assert parse(f"Done.{chat_format.END}") == {"role": "assistant", "content": "Done."}
+    end = chat_format.CALL_CLOSE + chat_format.END
+    assert parse(f"{SCRIPT}{end}") == {"role": "assistant", "content": "", "tool_calls": [call(SCRIPT)]}
+    # prose as comments rides along in the command, which the shell ignores
+    assert parse(f"# Checking.\nls{end}")["tool_calls"] == [call("# Checking.\nls")]
+    assert parse(f"# Done.\nexit{end}") == {"role": "assistant", "content": "Done."}
     # cut off by the length limit inside a call: no call is run (the harness's rule too)
-    assert "tool_calls" not in parse("<tool_call>bash\nrm -rf /home/us")
+    assert "tool_calls" not in parse("rm -rf /home/us")
     # a second block in one turn is not run: the server stops at the first
-    assert parse(f"<tool_call>bash\nls\n</tool_call><tool_call>bash\npwd\n</tool_call>{chat_format.END}")["tool_calls"] == [call("ls")]
-    # a tool that takes JSON and gets none: TRL reads the turn as text (its fallback)
+    assert parse(f"ls{chat_format.CALL_CLOSE}\n{chat_format.CALL_OPEN}pwd{end}")["tool_calls"] == [call("ls")]
+    # a tool this format cannot offer (JSON arguments): TRL reads the turn as text (its fallback)
     json_tool = [{"type": "function", "function": {"name": "edit", "parameters": {"type": "object", "properties": {"path": {"type": "string"}, "n": {"type": "integer"}}}}}]
     with pytest.raises(ValueError):
-        reply_message("<tool_call>edit\nnot json\n</tool_call>", json_tool)
-    fallback = trl_utils.parse_response(tokenizer, serving.encode("<tool_call>edit\nnot json\n</tool_call>")[1:], prefix=[2], tools=json_tool)
+        reply_message(f"not json{chat_format.CALL_CLOSE}", json_tool)
+    fallback = trl_utils.parse_response(tokenizer, serving.encode(f"not json{chat_format.CALL_CLOSE}")[1:], prefix=[2], tools=json_tool)
     assert "tool_calls" not in fallback and "not json" in fallback["content"]
 
 
@@ -126,8 +128,8 @@ def test_generation_ends_the_turn_right_after_a_closing_tag_and_nowhere_else(tok
     model = tiny_gemma(len(tokenizer))
     end = tokenizer.convert_tokens_to_ids(chat_format.END)
     stop_turns_at_calls(model, end_turn_after_call(serving, end))
-    closed = serving.encode(chat_format.render_prompt(start(), TOOLS) + "<tool_call>bash\nls\n</tool_call>")
-    opened = serving.encode(chat_format.render_prompt(start(), TOOLS) + "<tool_call>bash\nls\n")
+    closed = serving.encode(chat_format.render_prompt(start(), TOOLS) + "ls" + chat_format.CALL_CLOSE)
+    opened = serving.encode(chat_format.render_prompt(start(), TOOLS) + "ls\n")
     batch = torch.tensor([closed, closed[:1] + opened[1:] + [opened[-1]] * (len(closed) - len(opened))])
     with torch.no_grad():
         out = model.generate(batch, attention_mask=torch.ones_like(batch), max_new_tokens=3, do_sample=True, temperature=1.0,
