@@ -168,6 +168,8 @@ def segments(messages: list[dict], tools: list[dict] | None) -> list[Segment]:
             content = ""
         if not isinstance(content, str):
             raise ChatFormatError(f"{where}.content: expected text, got {type(content).__name__}")
+        if role not in ("system", "user", "assistant", "tool"):
+            raise ChatFormatError(f"{where}.role: expected system, user, assistant or tool, got {role!r}")
         if role == "system":
             if started or system is not None:
                 raise ChatFormatError(f"{where}.role: a system message comes first, once")
@@ -193,8 +195,6 @@ def segments(messages: list[dict], tools: list[dict] | None) -> list[Segment]:
             text = prose + bodies[0] + "".join(f"{CALL_CLOSE}\n{call_open(n)}{b}" for n, b in zip(names[1:], bodies[1:]))
             out.append(Segment(text + CALL_CLOSE + END, trainable=True))
             out.append(Segment("\n"))
-        else:
-            raise ChatFormatError(f"{where}.role: expected system, user, assistant or tool, got {role!r}")
     if not started:
         raise ChatFormatError("messages: the conversation has no user message (the task)")
     return out
@@ -219,18 +219,43 @@ def close_stopped_call(text: str) -> str:
     return text if CALL_CLOSE in text else text + CALL_CLOSE
 
 
+PROMPT, CONTINUATION = "$ ", "> "
+
+
+def console_commands(body: str) -> str:
+    """A block written as a console transcript (its first line starts with the ``$ `` prompt)
+    read as one: the commands are its prompted lines and their ``> `` continuations, and the
+    other lines are output the writer showed, not commands. Any other block is the command."""
+    lines = body.split("\n")
+    first = next((line for line in lines if line.strip()), "")
+    if not first.startswith(PROMPT):
+        return body
+    kept: list[str] = []
+    command = False
+    for line in lines:
+        if line.startswith(PROMPT):
+            kept.append(line[len(PROMPT):])
+            command = True
+        elif command and line.startswith(CONTINUATION):
+            kept.append(line[len(CONTINUATION):])
+        else:
+            command = False
+    return "\n".join(kept)
+
+
 def parse_reply(text: str, tools: list[dict] | None) -> Reply:
     """What the model wrote after the shell's opening fence, as a message.
 
-    A closed block is the command (verbatim, comments included), unless it holds only
-    ``exit``: then the turn is the model's last, its comments the content. A block the
+    A closed block is the command (verbatim, comments included; a console transcript's
+    prompts taken off, :func:`console_commands`), unless it holds only ``exit``: then the
+    turn is the model's last, its comments the content. A block the
     token limit cut before its fence is no call: its text is the content.
     """
     shell = Shell.of(tools)
     cut = text.find(CALL_CLOSE)
     if cut < 0:
         return Reply(text.strip(), [])
-    body = text[:cut]
+    body = console_commands(text[:cut])
     lines = body.splitlines()
     code = [line for line in lines if line.strip() and not line.lstrip().startswith("#")]
     if not code or (len(code) == 1 and code[0].strip() == DONE):

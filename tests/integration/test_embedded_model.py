@@ -110,7 +110,7 @@ def test_chat_handler_renders_the_tool_results_and_reads_back_a_tool_call(gguf):
     handler = llama_chat_format.LlamaChatCompletionHandlerRegistry().get_chat_completion_handler_by_name(
         embedded.CHAT_FORMAT)
     llama = RecordingLlama(Llama(model_path=gguf, n_ctx=512, n_threads=1, verbose=False),
-                           'Looking.\n<tool_call>bash\ngrep -c "<x>" app.log\n</tool_call>')
+                           '# Looking.\ngrep -c "<x>" app.log\n```')
     messages = [
         {"role": "system", "content": "Use the tool."},
         {"role": "user", "content": 'Count lines of "<file>" & report.'},
@@ -124,17 +124,17 @@ def test_chat_handler_renders_the_tool_results_and_reads_back_a_tool_call(gguf):
     expected = llama.tokenize(chat_format.render_prompt(messages, tool_schemas()).encode(), add_bos=True, special=True)
     assert request["prompt"] == expected
     text = llama.detokenize(request["prompt"], special=True).decode()
-    assert "<tool_response>\napp.log\n[exit code: 0]\n</tool_response>" in text
+    assert "```text\napp.log\n[exit code: 0]\n```" in text and text.endswith(chat_format.CALL_OPEN)
     assert 'Count lines of "<file>" & report.' in text  # not HTML-escaped
     assert request["max_tokens"] == 77 and request["repeat_penalty"] == 1.0
     assert chat_format.END in request["stop"] and chat_format.CALL_CLOSE in request["stop"]
     message = reply["choices"][0]["message"]
-    assert message["content"] == "Looking."
-    assert [c["function"] for c in message["tool_calls"]] == [{"name": "bash", "arguments": json.dumps({"command": 'grep -c "<x>" app.log'})}]
+    assert message["content"] is None
+    assert [c["function"] for c in message["tool_calls"]] == [{"name": "bash", "arguments": json.dumps({"command": '# Looking.\ngrep -c "<x>" app.log'})}]
     assert reply["choices"][0]["finish_reason"] == "tool_calls"
     assert reply["usage"]["prompt_tokens"] == len(expected)
-    # Stopped at the call's closing tag, which llama.cpp leaves out of the text: the same call.
-    llama.reply = 'Looking.\n<tool_call>bash\ngrep -c "<x>" app.log\n'
+    # Stopped at the block's closing fence, which llama.cpp leaves out of the text: the same call.
+    llama.reply = '# Looking.\ngrep -c "<x>" app.log'
     again = handler(llama=llama, messages=messages, tools=tool_schemas(), max_tokens=77, temperature=0.0)
     assert again["choices"][0]["message"]["tool_calls"][0]["function"] == message["tool_calls"][0]["function"]
     assert again["choices"][0]["finish_reason"] == "tool_calls"

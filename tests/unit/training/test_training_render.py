@@ -79,7 +79,7 @@ def test_rendered_example_is_the_servers_prompt_token_for_token(server_llama, to
     # The whole conversation, as the server renders it when asked for the next turn.
     full = server_prompt_ids(server_llama, CONVERSATION)
     assert full[: len(example.input_ids)] == example.input_ids
-    assert tokenizer.llama.detokenize(full[len(example.input_ids):], special=True) == b"<start_of_turn>model\n"
+    assert tokenizer.llama.detokenize(full[len(example.input_ids):], special=True) == b"```bash\n"
     # Every assistant turn: what the server fed the model right before it is a prefix of the example.
     starts = []
     for k, message in enumerate(CONVERSATION):
@@ -97,9 +97,9 @@ def test_loss_covers_assistant_turns_only(tokenizer):
     trained = [t for t, m in zip(example.input_ids, example.assistant_masks) if m]
     text = tokenizer.llama.detokenize(trained, special=True).decode()
     assert text == (
-        "<tool_call>bash\ncat logs/app.log | head -n 3\n</tool_call><end_of_turn>"
-        "<tool_call>bash\nchmod u+r logs/app.log && grep -c '^ERROR' logs/app.log > out/errors.txt\n</tool_call><end_of_turn>"
-        "Done: out/errors.txt holds the count <3>.<end_of_turn>"
+        "cat logs/app.log | head -n 3\n```<end_of_turn>"
+        "chmod u+r logs/app.log && grep -c '^ERROR' logs/app.log > out/errors.txt\n```<end_of_turn>"
+        "# Done: out/errors.txt holds the count <3>.\nexit\n```<end_of_turn>"
     )
     for secret in ("careful shell agent", "ERROR lines", "Permission denied", "exit code"):
         assert secret not in text
@@ -111,7 +111,7 @@ def test_the_model_reads_its_commands_output(server_llama, tokenizer):
     """Every tool result reaches the model, in the turn after the call, in training as in serving."""
     ids = server_prompt_ids(server_llama, CONVERSATION)
     served = tokenizer.llama.detokenize(ids, special=True).decode()
-    assert "<tool_response>\ncat: logs/app.log: Permission denied\n[exit code 1]\n</tool_response>" in served
+    assert "```text\ncat: logs/app.log: Permission denied\n[exit code 1]\n```" in served
     assert served.index("Permission denied") > served.index("cat logs/app.log | head -n 3")
     example = render_example(CONVERSATION, tool_schemas(), tokenizer)
     assert "Permission denied" in example.text
@@ -124,15 +124,18 @@ def test_the_servers_reply_becomes_the_agents_tool_call():
     command = "python3 - <<'PY'\nprint(\"a\\tb\", {'k': 1})\nPY\n"
     text = chat_format.segments([{"role": "user", "content": "x"}, {"role": "assistant", "content": "Fixing.", "tool_calls": [call(1, command)]}], tool_schemas())[-2].text
     reply = chat_format.parse_reply(text.removesuffix(chat_format.END), tool_schemas())
-    assert reply.content == "Fixing."
-    assert [json.loads(c["arguments"]) for c in reply.tool_calls] == [{"command": command}]
-    assert chat_format.parse_reply("All done.", tool_schemas()).tool_calls == []
-    # Generation stops at the first closing tag (llama.cpp drops it): closed again, then parsed.
+    # the model's prose rides in the command as a comment, which the shell skips
+    assert reply.content == "" and [json.loads(c["arguments"]) for c in reply.tool_calls] == [{"command": "# Fixing.\n" + command}]
+    # a block the token limit cut before its fence is no call
+    assert chat_format.parse_reply("rm -rf /home/us", tool_schemas()).tool_calls == []
+    # Generation stops at the closing fence (llama.cpp drops it): closed again, then parsed.
     stopped = text.removesuffix(chat_format.END).removesuffix(chat_format.CALL_CLOSE)
     assert chat_format.close_stopped_call(stopped) == text.removesuffix(chat_format.END)
-    assert chat_format.close_stopped_call("All done.") == "All done."
-    closed_twice = "<tool_call>bash\nls\n</tool_call> then <tool_call>bash\npwd\n"
-    assert [json.loads(c["arguments"]) for c in chat_format.parse_reply(chat_format.close_stopped_call(closed_twice), tool_schemas()).tool_calls] == [{"command": "ls"}, {"command": "pwd"}]
+    done = chat_format.parse_reply(chat_format.close_stopped_call("# All done.\nexit"), tool_schemas())
+    assert (done.content, done.tool_calls) == ("All done.", [])
+    assert chat_format.parse_reply(chat_format.close_stopped_call("  "), tool_schemas()).tool_calls == []
+    two = f"ls{chat_format.CALL_CLOSE}\n{chat_format.CALL_OPEN}pwd{chat_format.CALL_CLOSE}"
+    assert [json.loads(c["arguments"]) for c in chat_format.parse_reply(two, tool_schemas()).tool_calls] == [{"command": "ls"}]
 
 
 def test_sft_rows_of_the_data_command_render_as_the_server_sees_them(server_llama, tokenizer):
