@@ -15,6 +15,7 @@ from . import plots
 from .compare import Comparison, compare_all
 from .data import OUTCOME_COLOURS, OUTCOME_LABELS, OUTCOMES, PageData, page_data
 from .embed import packed, script_json
+from .pair import Pair, choose_pair, pair_of
 from .runs import Run
 
 TITLE = "pytest-termrl report"
@@ -68,8 +69,44 @@ def _figure(title: str, svg: str, name: str) -> str:
     return f'<figure class="plot" id="plot-{name}"><figcaption>{_e(title)}</figcaption>{plots.scoped(svg, name + "-")}</figure>'
 
 
-def _link(uid: str) -> str:
-    return f'<a class="ep-link" href="#ep={_e(quote(uid, safe=""))}">{_e(uid.rsplit("/", 1)[-1])}</a>'
+def _link(uid: str, text: str | None = None) -> str:
+    """The page's permalink to an episode (``#ep=<uid>``): the script opens its transcript on the hash change."""
+    return f'<a class="ep-link" href="#ep={_e(quote(uid, safe=""))}">{_e(uid.rsplit("/", 1)[-1] if text is None else text)}</a>'
+
+
+def _pair_links(run: str, uids: list[str]) -> str:
+    """One link per episode of the cell: named by its run when it is the only one, else by its episode id."""
+    return " ".join(_link(uid, run if len(uids) == 1 else None) for uid in uids)
+
+
+def _pair_panel(pair: Pair) -> str:
+    """The overview's side-by-side of two runs: the rates, commands, paired difference and the flips each way."""
+    c = pair.comparison
+    low, high = c.ci95
+    out = [f'<div class="pair" id="pair"><h2>{_e(c.other)} vs {_e(c.baseline)}</h2>',
+           '<table class="summary pair-arms"><thead><tr><th>run</th><th>safe success</th><th>mean commands per episode</th>'
+           '</tr></thead><tbody>',
+           *[f'<tr><td>{_e(name)}</td><td class="rate">{rate:.1%}</td><td class="commands">{commands:.1f}</td></tr>'
+             for name, rate, commands in ((c.baseline, c.baseline_rate, pair.baseline_commands),
+                                          (c.other, c.other_rate, pair.other_commands))],
+           '</tbody></table>',
+           f'<p class="pair-diff">difference ({_e(c.other)} - {_e(c.baseline)}): <b class="diff">{c.difference:+.1%}</b>, '
+           f'paired 95% CI <span class="ci">[{low:+.1%}, {high:+.1%}]</span>, over <span class="cells">{c.cells}</span> '
+           f'paired cell(s) (task x family) of {c.tasks} task(s)'
+           + (f"; {c.unpaired} cell(s) only one of the two ran are left out" if c.unpaired else "") + "</p>"]
+    for name, flips, caption in (("up", pair.up, f"failed in {c.baseline}, passed in {c.other}"),
+                                 ("down", pair.down, f"passed in {c.baseline}, failed in {c.other}")):
+        out.append(f'<h3>flipped {name}: {len(flips)} <small>({_e(caption)})</small></h3>'
+                   f'<table class="flips pair-flips" id="pair-flips-{name}"><thead><tr><th>task</th><th>family</th>'
+                   f'<th>{_e(c.baseline)}</th><th>{_e(c.other)}</th></tr></thead><tbody>')
+        for flip in flips:
+            out.append(f'<tr class="flip"><td>{_e(flip.task_id)}</td><td>{_e(flip.family)}</td>'
+                       f'<td>{_pair_links(c.baseline, flip.baseline)}</td><td>{_pair_links(c.other, flip.other)}</td></tr>')
+        if not flips:
+            out.append('<tr><td colspan="4">none</td></tr>')
+        out.append("</tbody></table>")
+    out.append("</div>")
+    return "".join(out)
 
 
 def _compare_section(comparisons: list[Comparison]) -> str:
@@ -91,11 +128,13 @@ def _compare_section(comparisons: list[Comparison]) -> str:
     return "".join(out)
 
 
-def build_html(runs: list[Run], title: str = TITLE) -> str:
-    """The whole page as one string."""
+def build_html(runs: list[Run], title: str = TITLE, pair: tuple[str, str] | None = None) -> str:
+    """The whole page as one string; ``pair`` (baseline, other) names the runs the overview sets side by side."""
     data: PageData = page_data(runs)
     rows = summary_rows(runs)
     comparisons = compare_all(data)
+    chosen = choose_pair(data.runs, pair)
+    panel = _pair_panel(pair_of(data, *chosen)) if chosen else ""
     several = len(runs) > 1
     figures = [
         _figure("Safe-success rate per prompt x family (95% task-cluster bootstrap CI)", plots.rate_plot(rows), "rate"),
@@ -119,7 +158,7 @@ def build_html(runs: list[Run], title: str = TITLE) -> str:
         '<nav><a href="#overview" data-view="overview">Overview</a><a href="#episodes" data-view="episodes">Episodes</a>',
         '<a href="#compare" data-view="compare">Compare runs</a>' if several else "",
         "</nav></header>",
-        '<section id="view-overview" class="view"><h2>Summary</h2>', _summary_table(rows, several), _legend(),
+        '<section id="view-overview" class="view">', panel, "<h2>Summary</h2>", _summary_table(rows, several), _legend(),
         '<div class="plots">', *figures, "</div></section>",
         '<section id="view-episodes" class="view" hidden><h2>Episodes</h2><form id="filters" class="filters">',
         '<label>outcome <select id="f-outcome"><option value="">any</option>',
@@ -147,8 +186,8 @@ def build_html(runs: list[Run], title: str = TITLE) -> str:
     return "".join(parts)
 
 
-def write_html(path: Path, runs: list[Run], title: str = TITLE) -> int:
+def write_html(path: Path, runs: list[Run], title: str = TITLE, pair: tuple[str, str] | None = None) -> int:
     """Write the report whole (never a half file); return its size in bytes."""
-    text = build_html(runs, title)
+    text = build_html(runs, title, pair)
     write_whole(Path(path), text)
     return len(text.encode("utf-8"))
