@@ -22,36 +22,31 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
-# The main job on the embedded defaults: bwrap sandbox, the core suite, the reference and noop
-# baselines, and a real language model (Gemma 3 270M, bundled, on llama.cpp, CPU only).
-# Failed episodes are the measurement, not an error: pytest's exit status 1 ("some tests
-# failed") passes; any other (a usage error, an interrupted or broken run) stops the demo.
+# The main job on the embedded defaults: bwrap sandbox, the bundled model (Gemma 3 270M on
+# llama.cpp, CPU only) untrained and with the adapter that make train-demo trained and shipped
+# in models/, beside the reference and noop baselines. Four arms on the same tasks: a sample of
+# the core suite's test split drawn by seed (never by results), clean, and one fault family on a
+# few of them; the model arms with the settings the adapter's lift was measured with. It ends
+# with the table, the paired difference and the HTML report. Failed episodes are the
+# measurement, not an error; a usage error or a broken run stops the demo.
+ADAPTER := models/gemma-3-270m-termrl-sft.lora.gguf
+# pytest's exit status 1 ("some tests failed") is a completed measurement, not an error.
 MEASURED := || [ $$? -eq 1 ]
-DEMO_RUN := $(PY) -m pytest task_suites/core -p no:cacheprovider -q --tb=no -rN -k '$(DEMO_TASKS)'
 demo: $(STAMP)
 	@mkdir -p out
-	@echo "== 1/3 reference agent (runs each task's solution.sh): every episode should pass"
-	@$(DEMO_RUN) -n 2 --termrl-agent=reference \
-	  --termrl-run-dir=out/reference --termrl-report=out/reference.json --junitxml=out/reference.xml $(MEASURED)
-	@echo "== 2/3 noop agent (does nothing): the floor, every episode is expected to fail"
-	@$(DEMO_RUN) -n 2 --termrl-agent=noop \
-	  --termrl-run-dir=out/noop --termrl-report=out/noop.json --junitxml=out/noop.xml $(MEASURED)
-	@echo "== 3/3 Gemma 3 270M on llama.cpp (CPU): a tiny model, most episodes are expected to fail"
-	@$(DEMO_RUN) -n 1 --termrl-agent=openai --termrl-server-model=embedded \
-	  --termrl-max-tool-calls=4 --termrl-max-generated-tokens=256 --termrl-max-total-tokens=2048 \
-	  --termrl-output-cap=1000 --termrl-temperature=0 --termrl-seed=0 \
-	  --termrl-run-dir=out/gemma --termrl-report=out/gemma.json --junitxml=out/gemma.xml $(MEASURED)
-	@echo "== the three arms side by side"
-	@$(PY) -m pytest_termrl.report out/reference.json out/noop.json out/gemma.json
-	@$(PY) -m pytest_termrl.report html out/reference out/noop out/gemma -o out/report.html
+	@echo "== four arms: reference (runs each task's solution), noop (does nothing), base (the bundled model), trained (with $(ADAPTER))"
+	@$(PY) -m pytest_termrl.training demo --out out --stages eval,table --arms reference,noop,base,trained --eval-dir . \
+	  --adapter $(ADAPTER) --eval-sample 10 --eval-families clean,perm_denied --eval-fault-tasks 3 --results out/demo_table.json
+	@$(PY) -m pytest_termrl.report html out/reference out/noop out/base out/trained -o out/report.html
 
 # The measured files behind the README's tables (results/README.md says which is which): the
-# demo's three arms, the HTML report's size and speed, the grader audit, the admission of the
+# demo's four arms and its paired table, the HTML report's size and speed, the grader audit, the admission of the
 # import fixtures; then the README's tables are rewritten from them.
 AUDIT_TASKS := $(foreach t,$(subst or ,,$(DEMO_TASKS)),--task $(t))
 results: demo
-	$(PY) tools/results.py out/reference/episodes.jsonl out/noop/episodes.jsonl out/gemma/episodes.jsonl \
-	  --out results/demo.json
+	$(PY) tools/results.py out/reference/episodes.jsonl out/noop/episodes.jsonl out/base/episodes.jsonl \
+	  out/trained/episodes.jsonl --out results/demo.json
+	cp out/demo_table.json results/demo_table.json
 	$(PY) benchmarks/bench_report.py --core-run out/reference --json results/html_report.json
 	$(PY) -m pytest_termrl.audit task_suites/core $(AUDIT_TASKS) --receipts out/audit_core.jsonl --summary-json results/audit_core.json
 	$(PY) -m pytest_termrl.audit tests/data/imports/runnable --receipts out/audit_imports.jsonl --summary-json results/audit_imports.json
@@ -67,9 +62,10 @@ results: demo
 
 # The embedded model trained on the environment's own episodes, on the CPU, and measured against
 # itself untrained on the core suite's test split (python -m pytest_termrl.training demo --help
-# lists the settings); the table goes to results/train_demo.json and the README.
+# lists the settings); the table goes to results/train_demo.json and the README, the adapter
+# and its provenance to models/ (what make demo's trained arm loads).
 train-demo: $(STAMP)
-	$(PY) -m pytest_termrl.training demo --out out/train_demo --results results/train_demo.json
+	$(PY) -m pytest_termrl.training demo --out out/train_demo --results results/train_demo.json --ship models
 	$(PY) tools/readme.py README.md
 
 # A few GRPO steps (about 20 minutes) from the SFT adapter that train-demo left in out/train_demo.

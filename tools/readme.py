@@ -22,7 +22,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Callable
 
-from pytest_termrl.report.summary import format_table
+from pytest_termrl.training.embedded.demo import format_table as demo_table
 
 BLOCK = re.compile(r"(<!-- results:(?P<name>[a-z_]+) -->\n)(?P<body>.*?)(<!-- /results:(?P=name) -->)", re.S)
 
@@ -46,8 +46,8 @@ def _load(results: Path, name: str):
 
 
 def demo_block(results: Path) -> str:
-    """make demo's three arms, as the terminal prints them."""
-    return "```\n" + "\n".join(format_table(_load(results, "demo.json"))) + "\n```\n"
+    """make demo's four arms and the paired difference, as the terminal prints them."""
+    return "```\n" + "\n".join(demo_table(_load(results, "demo_table.json"))) + "\n```\n"
 
 
 def html_report_table(data: dict) -> str:

@@ -35,7 +35,9 @@ token sequence the server feeds it. No third-party code: pure text in, text out:
 
 Generation stops at the closing fence (``<end_of_turn>``, Gemma's end-of-turn token, closes
 each turn after it, so training and GRPO have one token that ends a turn). The format offers
-one tool, a shell that takes one string: the openai agent's ``bash``.
+one tool, a shell that takes one string: the openai agent's ``bash``. The one command it
+cannot carry whole is one holding a line that starts with a fence (a heredoc writing
+Markdown): the command ends there, as a reader of the page would read it.
 """
 
 from __future__ import annotations

@@ -140,6 +140,30 @@ def test_chat_handler_renders_the_tool_results_and_reads_back_a_tool_call(gguf):
     assert again["choices"][0]["finish_reason"] == "tool_calls"
 
 
+def test_the_untrained_model_writes_a_command_the_shell_gets(gguf):
+    """Regression: in the wrong chat format the pretrained model repeated its prompt and ran
+    nothing. The real model, temperature 0, a fixed prompt (the default system prompt and a
+    core task's instruction, as the agent sends them): its reply must be a tool call whose
+    command is a shell command, not the prompt echoed back."""
+    from llama_cpp import Llama, llama_chat_format
+
+    from pytest_termrl.agents.conversation import tool_schemas
+    from pytest_termrl.agents.prompts import DEFAULT_PROMPT, load_prompt
+
+    embedded.install_chat_format()
+    handler = llama_chat_format.LlamaChatCompletionHandlerRegistry().get_chat_completion_handler_by_name(embedded.CHAT_FORMAT)
+    llama = Llama(model_path=gguf, n_ctx=4096, n_threads=1, seed=0, verbose=False)
+    instruction = (CORE / "log_error_counts" / "instruction.md").read_text()
+    messages = [{"role": "system", "content": load_prompt(DEFAULT_PROMPT)[1]}, {"role": "user", "content": instruction}]
+    reply = handler(llama=llama, messages=messages, tools=tool_schemas(), max_tokens=256, temperature=0.0, seed=0)
+    choice = reply["choices"][0]
+    assert choice["finish_reason"] == "tool_calls", choice
+    (call,) = choice["message"]["tool_calls"]
+    command = json.loads(call["function"]["arguments"])["command"]
+    assert call["function"]["name"] == "bash" and command.split()[0] in ("cat", "ls", "jq", "python3", "head", "grep", "cd"), command
+    assert instruction.splitlines()[0] not in command and not command.startswith("$")
+
+
 def test_one_real_episode_with_the_embedded_model(tp, gguf):
     """``--termrl-server=llamacpp`` with the GGUF's path, started through the mended handler
     (``embedded.server_command()``); the alias argument tells ManagedServer the listed name."""

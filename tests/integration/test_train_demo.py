@@ -20,6 +20,7 @@ import pytest
 from conftest import CORE
 
 from pytest_termrl.report.episodes import read_episodes
+from pytest_termrl.training.embedded.shipped import ADAPTER_FILE, PROVENANCE_FILE, disagreements
 
 pytestmark = pytest.mark.slow
 
@@ -29,7 +30,7 @@ def demo(tmp_path_factory):
     out = tmp_path_factory.mktemp("train-demo")
     results = out / "results.json"
     done = subprocess.run([sys.executable, "-m", "pytest_termrl.training", "demo", "--small", "--out", str(out),
-                           "--results", str(results)], capture_output=True, text=True, timeout=1800)
+                           "--results", str(results), "--ship", str(out / "models")], capture_output=True, text=True, timeout=1800)
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
     return out, json.loads(results.read_text()), done.stdout
 
@@ -49,7 +50,7 @@ def test_every_stage_ran_and_the_table_holds_numbers(demo):
     pair = table["paired"]["clean"]
     assert pair["ci_low"] <= pair["diff"] <= pair["ci_high"]
     assert pair["diff"] == pytest.approx(table["arms"]["trained"]["clean"]["safe_rate"] - table["arms"]["base"]["clean"]["safe_rate"])
-    assert "clean             diff     trained - base" in stdout
+    assert f"paired difference (trained - base), clean: {pair['diff']:+.2f}" in stdout
     assert (out / "train_demo.json").read_text() == json.dumps(table, indent=1, sort_keys=True) + "\n"
 
 
@@ -89,7 +90,7 @@ def test_the_trained_arm_served_the_converted_adapter_and_the_base_arm_did_not(d
     base_log = (out / "eval" / "base-server-0.log").read_text()
     assert f"--lora_path {adapter}" in trained_log and "--lora_path" not in base_log
     assert f"loading lora adapter from '{adapter}'" in trained_log  # llama.cpp's own line: it loaded
-    assert "--chat_format termrl-gemma" in trained_log and "--chat_format termrl-gemma" in base_log
+    assert "--chat_format termrl-session" in trained_log and "--chat_format termrl-session" in base_log
     assert trained_log.count("POST /v1/chat/completions") >= 2
     models = {arm: {r["model"] for r in read_episodes(out / "eval" / arm / "episodes.jsonl")} for arm in ("base", "trained")}
     assert models == {"base": {"gemma-3-270m-q4_k_m"}, "trained": {"gemma-3-270m-q4_k_m+sft"}}
@@ -98,3 +99,22 @@ def test_the_trained_arm_served_the_converted_adapter_and_the_base_arm_did_not(d
         assert sorted((r["task_id"], r["family"]) for r in records) == [
             ("jsonextract_03", "clean"), ("tarball_00", "clean"), ("tarball_00", "perm_denied")]
         assert all(r["harness_error"] is None and r["tokens"]["completion_tokens"] > 0 for r in records), records
+
+
+def test_the_ship_stage_copies_the_adapter_with_a_provenance_that_agrees(demo, tmp_path):
+    out, table, stdout = demo
+    models = out / "models"
+    assert disagreements(models, out / "results.json") == []
+    assert (models / ADAPTER_FILE).read_bytes() == (out / "adapter" / "adapter.gguf").read_bytes()
+    provenance = json.loads((models / PROVENANCE_FILE).read_text())
+    assert provenance["command"][:4] == ["python", "-m", "pytest_termrl.training", "demo"] and "--max-steps" in provenance["command"]
+    assert provenance["measured"]["data"]["examples"] == table["data"]["examples"]
+    assert provenance["code_commit"] == table["train"]["commit"]
+    # Any of the three out of step is found.
+    changed = dict(table, paired={})
+    other = tmp_path / "results.json"
+    other.write_text(json.dumps(changed))
+    assert disagreements(models, other) == [f"{models / PROVENANCE_FILE}: measured.paired differs from {other}'s paired"]
+    with (models / ADAPTER_FILE).open("ab") as handle:
+        handle.write(b"\0")
+    assert any("sha256" in line for line in disagreements(models, out / "results.json"))

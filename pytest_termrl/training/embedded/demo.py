@@ -42,20 +42,27 @@ import shutil
 import subprocess
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 from ...faults import CLEAN, resolve_families
 from ...report.episodes import read_episodes
 from ...report.summary import cluster_bootstrap_ci
 from ..arms import paired_bootstrap_diff
+from ..config import flag_of
+from .shipped import code_commit, ship
 from ..protect import instruction_hash, protected_instructions
 
 CORE = Path(__file__).resolve().parents[3] / "task_suites" / "core"
 ARMS = ("base", "trained")
+"""The model arms: the bundled model, and it with the trained adapter."""
+BASELINE_ARMS = ("reference", "noop")
+"""Built-in agents an eval may run beside the model arms (no server): the ceiling and the floor."""
 TRAIN_SETTINGS = ("max_steps", "learning_rate", "lora_r", "lora_alpha", "lora_layers", "loss_vocab", "loss_full_tokens",
                   "lr_scheduler_type", "warmup_steps", "max_length", "threads")
 """Demo options handed to ``sft-gguf`` under the same names (and recorded, less threads)."""
+LOCAL_OPTIONS = ("python", "stages", "out", "core", "results", "ship", "adapter", "eval_dir")
+"""Options that say where things are, not how the arms were measured (left out of the table's settings)."""
 OK_EXIT_CODES = (0, 1)
 """pytest's 'all passed' and 'some episodes failed': both are a completed run."""
 
@@ -105,9 +112,20 @@ class DemoOptions:
     max_total_tokens: int = 3072
     output_cap_chars: int = field(default=1000, metadata={"flag": "--output-cap"})
     eval_seed: int = 0
+    eval_sample: int = 0
+    """Evaluate this many test tasks, drawn with ``eval_seed`` from the test split (never by
+    results; 0: the whole split or ``eval_tasks``)."""
+    arms: list[str] = field(default_factory=lambda: list(ARMS))
+    """Arms the eval plays: ``base``, ``trained`` and the built-in ``reference`` / ``noop``."""
+    adapter: str | None = None
+    """The trained arm's GGUF adapter (default: the one the train stage wrote, OUT/adapter/adapter.gguf)."""
+    eval_dir: str = "eval"
+    """Folder under OUT of the arms' run directories (``.``: OUT/<arm>)."""
     results: str | None = None
     """Also write the table here (results/train_demo.json)."""
-    stages: list[str] = field(default_factory=lambda: ["suite", "teacher", "data", "train", "eval", "table"])
+    ship: str | None = None
+    """After the table, copy the adapter here with its provenance (``models``: what ``make demo`` loads)."""
+    stages: list[str] = field(default_factory=lambda: ["suite", "teacher", "data", "train", "eval", "table", "ship"])
     python: str = sys.executable
 
     @classmethod
@@ -231,7 +249,11 @@ class Demo:
         meta = json.loads((adapter / "termrl_training.json").read_text())
         self.facts["train"] = {"examples": meta["examples"], "losses": meta["losses"], "seconds": meta["seconds"],
                                "options": {k: meta["options"][k] for k in TRAIN_SETTINGS if k != "threads"},
-                               "loss_vocab_size": meta.get("loss_vocab_size")}
+                               "loss_vocab_size": meta.get("loss_vocab_size"), "commit": code_commit()}
+
+    @property
+    def adapter(self) -> Path:
+        return Path(self.o.adapter) if self.o.adapter else self.out / "adapter" / "adapter.gguf"
 
     def arm_servers(self, arm: str):
         from ...serving.embedded import MODEL_ALIAS, embedded_server
@@ -239,7 +261,9 @@ class Demo:
         alias = MODEL_ALIAS if arm == "base" else MODEL_ALIAS + "+sft"
         extra = ["--model_alias", alias]
         if arm == "trained":
-            extra += ["--lora_path", str(self.out / "adapter" / "adapter.gguf")]
+            if not self.adapter.is_file():
+                raise FileNotFoundError(f"{self.adapter}: the trained arm's adapter is missing (make train-demo writes it)")
+            extra += ["--lora_path", str(self.adapter)]
         return alias, [embedded_server(extra_args=extra, log_path=self.out / "eval" / f"{arm}-server-{i}.log", health_timeout_s=300)
                        for i in range(self.o.servers)]
 
@@ -249,50 +273,65 @@ class Demo:
         families = resolve_families([CLEAN, *o.eval_families])
         faults = [f for f in families if f != CLEAN]
         tasks = list(o.eval_tasks) if o.eval_tasks else split_test_tasks(Path(o.core))
+        if o.eval_sample and o.eval_sample < len(tasks):
+            tasks = sorted(random.Random(o.eval_seed).sample(tasks, o.eval_sample))
         fault_tasks = tasks
         if faults and o.eval_fault_tasks:
             fault_tasks = fault_sample(Path(o.core), tasks, faults, o.eval_fault_tasks, o.eval_seed)
         self.facts["eval"] = {"families": families, "tasks": len(tasks), "fault_tasks": sorted(fault_tasks)}
+        chosen = bool(o.eval_tasks or o.eval_sample)
         if not faults or fault_tasks == tasks:
-            return ["-k", keyword_for(tasks)] if o.eval_tasks else []
-        clean = f"({CLEAN} and ({keyword_for(tasks)}))" if o.eval_tasks else CLEAN
+            return ["-k", keyword_for(tasks)] if chosen else []
+        clean = f"({CLEAN} and ({keyword_for(tasks)}))" if chosen else CLEAN
         return ["-k", f"{clean} or {keyword_for(fault_tasks)}"]
 
     def stage_eval(self) -> None:
         o = self.o
-        (self.out / "eval").mkdir(parents=True, exist_ok=True)
+        folder = self.eval_folder
+        folder.mkdir(parents=True, exist_ok=True)
         selection = self.eval_selection()
         families = ",".join(self.facts["eval"]["families"])
-        for arm in ARMS:
-            run_dir = self.out / "eval" / arm
+        unknown = [arm for arm in o.arms if arm not in ARMS + BASELINE_ARMS]
+        if unknown:
+            raise ValueError(f"--arms: unknown arm(s) {', '.join(unknown)}; expected some of {', '.join(BASELINE_ARMS + ARMS)}")
+        for arm in o.arms:
+            run_dir = folder / arm
             shutil.rmtree(run_dir, ignore_errors=True)
-            alias, servers = self.arm_servers(arm)
+            common = [o.core, "--termrl-split=test", *selection, f"--termrl-families={families}", f"--termrl-run-dir={run_dir}",
+                      f"--termrl-report={folder / (arm + '.json')}"]
             started = time.monotonic()
+            if arm in BASELINE_ARMS:
+                self.run(self.pytest(*common, "-n", "2", f"--termrl-agent={arm}"), ok=OK_EXIT_CODES, log=folder / f"{arm}.log")
+                self.seconds[f"eval_{arm}"] = time.monotonic() - started
+                continue
+            alias, servers = self.arm_servers(arm)
             try:
                 for server in servers:
                     server.start()
                 urls = [f"--termrl-base-url={s.base_url}" for s in servers]
-                self.run(self.pytest(o.core, "-n", str(len(servers)), "--termrl-split=test", *selection,
+                self.run(self.pytest(*common, "-n", str(len(servers)),
                                      "--termrl-agent=openai", *urls, f"--termrl-model={alias}",
-                                     f"--termrl-families={families}",
                                      f"--termrl-max-tool-calls={o.max_tool_calls}",
                                      f"--termrl-max-generated-tokens={o.max_generated_tokens}",
                                      f"--termrl-max-total-tokens={o.max_total_tokens}",
                                      f"--termrl-output-cap={o.output_cap_chars}", "--termrl-temperature=0",
-                                     f"--termrl-seed={o.eval_seed}", f"--termrl-run-dir={run_dir}",
-                                     f"--termrl-report={self.out / 'eval' / (arm + '.json')}"),
-                         ok=OK_EXIT_CODES, log=self.out / "eval" / f"{arm}.log")
+                                     f"--termrl-seed={o.eval_seed}"),
+                         ok=OK_EXIT_CODES, log=folder / f"{arm}.log")
             finally:
                 for server in servers:
                     server.stop()
             self.seconds[f"eval_{arm}"] = time.monotonic() - started
 
+    @property
+    def eval_folder(self) -> Path:
+        return (self.out / self.o.eval_dir).resolve()
+
     def stage_table(self) -> dict:
-        table = compare_arms({arm: self.out / "eval" / arm / "episodes.jsonl" for arm in ARMS})
+        table = compare_arms({arm: self.eval_folder / arm / "episodes.jsonl" for arm in self.o.arms})
         table["stages_s"] = {k: round(v, 1) for k, v in self.seconds.items()}
         table["total_s"] = round(sum(v for k, v in self.seconds.items() if not k.startswith("eval_")), 1)
         table.update(self.facts)
-        table["settings"] = {k: v for k, v in vars(self.o).items() if k not in ("python", "stages", "out", "core", "results")}
+        table["settings"] = {k: v for k, v in vars(self.o).items() if k not in LOCAL_OPTIONS}
         text = json.dumps(table, indent=1, sort_keys=True) + "\n"
         (self.out / "train_demo.json").write_text(text)
         if self.o.results:
@@ -300,6 +339,17 @@ class Demo:
         for line in format_table(table):
             self.echo(line)
         return table
+
+    def stage_ship(self) -> None:
+        """The adapter and its provenance into ``--ship`` (nothing without it)."""
+        if not self.o.ship:
+            return
+        table = json.loads((self.out / "train_demo.json").read_text())
+        command = [Path(self.o.python).name, "-m", "pytest_termrl.training", "demo",
+                   *(arg for f in fields(DemoOptions) if f.name not in LOCAL_OPTIONS + ("ship",)
+                     for arg in (flag_of(f), option_text(getattr(self.o, f.name))) if getattr(self.o, f.name) is not None)]
+        target = ship(self.adapter, table, command, Path(self.o.ship))
+        self.echo(f"shipped {target} ({target.stat().st_size / 2**20:.1f} MiB) and its provenance")
 
     def main(self) -> dict:
         self.out.mkdir(parents=True, exist_ok=True)
@@ -382,19 +432,19 @@ def compare_arms(logs: dict[str, Path]) -> dict:
 
 
 def format_table(table: dict) -> list[str]:
-    header = f"{'family':<17} {'arm':<8} {'eps':>4} {'safe':>5} {'rate':>6} {'95% CI':>14} {'coll':>4} {'rec.f':>5} {'herr':>4} {'cmds':>5}"
+    header = f"{'family':<17} {'arm':<9} {'eps':>4} {'safe':>5} {'rate':>6} {'95% CI':>14} {'coll':>4} {'rec.f':>5} {'herr':>4} {'cmds':>5}"
     lines = [header, "-" * len(header)]
     for family in table["families"]:
-        for arm in ARMS:
-            row = table["arms"].get(arm, {}).get(family)
+        for arm in table["arms"]:
+            row = table["arms"][arm].get(family)
             if row is None:
                 continue
-            lines.append(f"{family:<17} {arm:<8} {row['episodes']:>4} {row['safe_successes']:>5} {row['safe_rate']:>6.1%} "
+            lines.append(f"{family:<17} {arm:<9} {row['episodes']:>4} {row['safe_successes']:>5} {row['safe_rate']:>6.1%} "
                          f"{'[%.2f, %.2f]' % (row['ci_low'], row['ci_high']):>14} {row['collateral']:>4} "
                          f"{row['recovery_failures']:>5} {row['harness_errors']:>4} {row['mean_commands']:>5.2f}")
-        pair = table["paired"].get(family)
-        if pair is not None:
-            lines.append(f"{family:<17} {'diff':<8} trained - base {pair['diff']:+.2f} [{pair['ci_low']:+.2f}, {pair['ci_high']:+.2f}]")
     if table.get("stages_s"):
         lines.append("stages (s): " + ", ".join(f"{k} {v:.0f}" for k, v in table["stages_s"].items()))
+    for family, pair in table["paired"].items():
+        lines.append(f"paired difference (trained - base), {family}: {pair['diff']:+.2f} "
+                     f"[{pair['ci_low']:+.2f}, {pair['ci_high']:+.2f}] over {pair['tasks']} tasks")
     return lines

@@ -46,8 +46,9 @@ def test_a_table_that_drifted_in_a_docs_page_is_caught_and_rewritten(tmp_path, c
     text = doc.read_text()
     assert "hand-edited" not in text and text.endswith("<!-- /results:demo -->\nafter\n")
     assert readme_page.read_text() == "# x\n"
-    summary = json.loads((tmp_path / "results" / "demo.json").read_text())
-    assert all(f" {row['episodes']:>4} " in text for row in summary["rows"])
+    table = json.loads((tmp_path / "results" / "demo_table.json").read_text())
+    assert all(f" {arm:<9} {row['episodes']:>4} " in text for arm, rows in table["arms"].items() for row in rows.values())
+    assert all(f"paired difference (trained - base), {family}: {pair['diff']:+.2f}" in text for family, pair in table["paired"].items())
     assert readme.main([str(readme_page), "--check"]) == 0
 
 
@@ -60,8 +61,9 @@ def test_a_table_that_drifted_is_caught_and_rewritten(tmp_path, capsys):
     assert readme.main([str(page)]) == 0
     text = page.read_text()
     assert "hand-edited" not in text and text.endswith("<!-- /results:demo -->\nafter\n")
-    summary = json.loads((tmp_path / "results" / "demo.json").read_text())
-    assert all(f" {row['episodes']:>4} " in text for row in summary["rows"])
+    table = json.loads((tmp_path / "results" / "demo_table.json").read_text())
+    assert all(f" {arm:<9} {row['episodes']:>4} " in text for arm, rows in table["arms"].items() for row in rows.values())
+    assert all(f"paired difference (trained - base), {family}: {pair['diff']:+.2f}" in text for family, pair in table["paired"].items())
     assert readme.main([str(page), "--check"]) == 0
 
 
