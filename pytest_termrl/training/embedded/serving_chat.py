@@ -8,7 +8,7 @@ behind those two methods of the tokenizer object (:func:`use_serving_chat_format
 from ``chat_format.segments`` / ``render_prompt``, ids from llama.cpp's own tokenizer, as
 the server builds its prompt, and replies read by ``chat_format.parse_reply``.
 
-The server stops a turn at ``</tool_call>`` (``chat_format.STOP``) and the next prompt then
+The server stops a turn at a block's closing fence (``chat_format.STOP``) and the next prompt then
 shows the call closed and the turn ended. Generation here does the same by forcing
 ``<end_of_turn>`` right after a closing tag (:func:`end_turn_after_call`), so a rollout's
 token sequence is the one the served model sees.
@@ -113,7 +113,7 @@ def serving_text(serving, ids: list[int]) -> str:
 
 
 def end_turn_after_call(serving, end_id: int, window: int = 8):
-    """A logits processor that makes ``<end_of_turn>`` the only choice right after ``</tool_call>``."""
+    """A logits processor that makes ``<end_of_turn>`` the only choice right after a block's closing fence."""
     import torch
     from transformers import LogitsProcessor
 
