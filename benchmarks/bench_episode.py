@@ -183,6 +183,7 @@ COLD_ANATOMY = ["verifier sandbox + interpreter start", "pytest import", "pytest
 def _probe(backend: BwrapBackend, loaded, argv: list[str], mounts: list, repeat: int) -> float:
     """Fastest of ``repeat`` runs, in seconds, of a trusted one-shot process in the verifier's sandbox
     (the minimum: on a shared machine the other runs measure the neighbours)."""
+    from pytest_termrl.sandbox.base import IsolatedRequest
     from pytest_termrl.sandbox.layout import HOME_INSIDE
 
     times = []
@@ -190,7 +191,8 @@ def _probe(backend: BwrapBackend, loaded, argv: list[str], mounts: list, repeat:
         os.chmod(home, 0o755)
         for _ in range(repeat):
             started = time.perf_counter()
-            run = backend.run_isolated(Path(home), argv, mounts, b"k" * 32, timeout_s=60, cwd=HOME_INSIDE)
+            request = IsolatedRequest(Path(home), argv, mounts, b"k" * 32, timeout_s=60, settings=backend.settings, cwd=HOME_INSIDE)
+            run = backend.run_isolated(request)
             times.append(time.perf_counter() - started)
             if run.returncode != 0:
                 raise SystemExit(f"probe {argv} failed ({run.returncode}): {run.log[-1500:]}")

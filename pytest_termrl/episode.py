@@ -28,7 +28,7 @@ from .agents.base import Agent, AgentContext, EpisodeLimits, Observation
 from .faults import CLEAN
 from .report.failure import failure_text
 from .report.record import EndReason, EpisodeRecord, episode_id
-from .sandbox.base import CommandResult, Sandbox, SandboxBackend, grading_beside
+from .sandbox.base import CommandResult, Sandbox, SandboxBackend
 from .settings import EpisodeSettings
 from .tasks.model import Task
 from .verifier.steps import StepResult, below_min_reward, combine, grade_step
@@ -323,10 +323,10 @@ class SingleStepEpisode(Episode):
     def grade(self) -> None:
         if self.harness_error is not None and self.end_reason == EndReason.HARNESS_ERROR:
             return
-        with grading_beside(self.sandbox if self.task.graded_beside_the_agent else None):
-            self.verdict = run_hidden_tests(
-                self.backend, self.sandbox, self.task, self.inventory, self.settings.test_timeout_s, self.scratch
-            )
+        self.verdict = run_hidden_tests(
+            self.backend, self.sandbox, self.task, self.inventory, self.settings.test_timeout_s, self.scratch,
+            beside_agent=self.task.graded_beside_the_agent,
+        )
 
 
 class MultiStepEpisode(Episode):

@@ -92,7 +92,7 @@ class Harness:
         decoys = plant_decoys(sandbox.home, task.id, task.inputs, settings.agent_uid, settings.agent_gid, avoid=outputs)
         # Where the backend can name the agent's processes (bwrap), the oracle follows kernel
         # events and a command costs what it changed; elsewhere every command walks the home.
-        return CollateralMonitor.start(sandbox.home, policy, decoys, getattr(sandbox, "agent_pids", None))
+        return CollateralMonitor.start(sandbox.home, policy, decoys, sandbox.agent_pids if sandbox.names_agent_processes else None)
 
     def context(self, spec: EpisodeSpec, loaded: LoadedTask) -> AgentContext:
         task = loaded.task

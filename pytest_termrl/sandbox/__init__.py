@@ -2,6 +2,7 @@
 
 from .base import (
     CommandResult,
+    IsolatedRequest,
     IsolatedRun,
     Sandbox,
     SandboxBackend,
@@ -16,6 +17,7 @@ from .base import (
 __all__ = [
     "BACKENDS",
     "CommandResult",
+    "IsolatedRequest",
     "IsolatedRun",
     "Sandbox",
     "SandboxBackend",

@@ -6,13 +6,10 @@ Backends register under a name (``bwrap``, ``docker``); the plugin picks one wit
 
 from __future__ import annotations
 
-import os
 from abc import ABC, abstractmethod
-from contextlib import contextmanager
-from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator, Protocol
+from typing import Callable, Protocol
 
 from ..errors import SandboxError, SetupFailed
 from ..tasks.model import Task
@@ -49,6 +46,25 @@ class TrustedMount:
     staged: bool = False
     """Content that differs from run to run (a task's tests): a backend may copy it into a
     read-only folder it mounted ahead instead of binding ``host_path`` itself."""
+
+
+@dataclass(frozen=True)
+class IsolatedRequest:
+    """One trusted one-shot run (the verifier's), whole: the backend looks nothing up elsewhere."""
+
+    home: Path
+    """A snapshot of the agent's home (:meth:`Sandbox.snapshot`): the run's home is a copy of it."""
+    argv: list[str]
+    mounts: list[TrustedMount]
+    secret: bytes
+    """Reaches the process on a channel its children cannot read (TERMRL_SECRET_FD)."""
+    timeout_s: float
+    settings: SandboxSettings
+    """The limits it runs under: those of the sandbox the snapshot came from, so a task's cpus and memory hold for its grader."""
+    cwd: str = HOME_INSIDE
+    network: str | None = None
+    """The network it joins (:meth:`Sandbox.grading_network` of the agent's sandbox, to reach what the agent
+    left running); None: its own, empty one."""
 
 
 class ShellChannel(Protocol):
@@ -101,6 +117,8 @@ class Sandbox(ABC):
         """What the backend enforced and how (``memory``, ``cpu``, ...), with what the task asked
         (``task_resources``), what was capped at the machine's amount (``capped``) and what was not
         enforced (``storage``)."""
+        self._setup_stood_in = 0
+        """How many of :meth:`stood_in`'s lines the setup script and healthcheck caused (they come first)."""
 
     @property
     @abstractmethod
@@ -121,6 +139,18 @@ class Sandbox(ABC):
 
     def grading_network(self) -> str | None:
         """What a verifier's run joins to reach the servers the agent left running here (None: it cannot)."""
+        return None
+
+    names_agent_processes: bool = False
+    """Whether :meth:`agent_pids` names the agent's processes (bwrap): the oracle then follows kernel events."""
+
+    def agent_pids(self) -> list[int]:
+        """Every process of the agent's now, for the oracle; empty where the backend cannot name them."""
+        return []
+
+    @property
+    def control_files(self) -> ControlFiles | None:
+        """The shell's command and output folders, where the stand-ins keep their log; None where there are none."""
         return None
 
     @abstractmethod
@@ -150,14 +180,14 @@ class Sandbox(ABC):
         Read from the log the stand-ins keep in the shell's output folder (the agent's user
         writes it): informational, never a verdict. Empty where the shell has no stand-ins.
         """
-        files = getattr(getattr(self, "shell", None), "files", None)
+        files = self.control_files
         if not self.installer_standins or files is None:
             return []
         try:
             lines = read_log(files)
         except (OSError, SandboxError):  # an engine that could not hand the file back: no list, no failure
             return []
-        setup = getattr(self, "_setup_stood_in", 0)
+        setup = self._setup_stood_in
         return [f"setup: {line}" for line in lines[:setup]] + lines[setup:]
 
     def __enter__(self) -> "Sandbox":
@@ -175,37 +205,16 @@ class SandboxBackend(ABC):
     def __init__(self, settings: SandboxSettings, workroot: Path) -> None:
         self.settings = settings
         self.workroot = workroot
-        self._snapshot_settings: dict[str, SandboxSettings] = {}
-        """Snapshot home -> settings of the sandbox it came from: a task's limits hold for its verifier too."""
-
-    def remember_snapshot(self, home: Path, settings: SandboxSettings) -> None:
-        """Note the settings of the sandbox a snapshot was taken from (forgetting snapshots since removed)."""
-        known = self.__dict__.setdefault("_snapshot_settings", {})  # a backend whose __init__ skipped ours
-        for stale in [path for path in known if not os.path.exists(path)]:
-            known.pop(stale, None)
-        known[str(home)] = settings
-
-    def settings_for(self, home: Path) -> SandboxSettings:
-        """The settings a verifier's run on ``home`` gets: its sandbox's (a task's resources), else the backend's."""
-        return self.__dict__.get("_snapshot_settings", {}).get(str(home), self.settings)
 
     @abstractmethod
     def create(self, label: str) -> Sandbox:
         """A new sandbox; label names it in logs and on disk."""
 
     @abstractmethod
-    def run_isolated(
-        self,
-        home: Path,
-        argv: list[str],
-        mounts: list[TrustedMount],
-        secret: bytes,
-        timeout_s: float,
-        cwd: str = HOME_INSIDE,
-    ) -> IsolatedRun:
-        """Run argv as the agent's user in a fresh sandbox whose home is a copy of ``home``.
+    def run_isolated(self, request: IsolatedRequest) -> IsolatedRun:
+        """Run the request's argv as the agent's user in a fresh sandbox whose home is a copy of its home.
 
-        ``secret`` reaches the process on a channel its children cannot read; the process
+        The secret reaches the process on a channel its children cannot read; the process
         answers on another private channel, returned as ``payload``. Environment variables
         TERMRL_SECRET_FD and TERMRL_RESULT_FD name the two file descriptors.
         """
@@ -216,25 +225,6 @@ class SandboxBackend(ABC):
 
     def close(self) -> None:
         """Remove what the backend still holds and let go of its connections; it is not used after."""
-
-
-_BESIDE: ContextVar["Sandbox | None"] = ContextVar("termrl_grading_beside", default=None)
-
-
-@contextmanager
-def grading_beside(sandbox: "Sandbox | None") -> Iterator[None]:
-    """Within it, a verifier's run of this thread joins ``sandbox``'s network (:func:`beside_network`)."""
-    token = _BESIDE.set(sandbox)
-    try:
-        yield
-    finally:
-        _BESIDE.reset(token)
-
-
-def beside_network() -> str | None:
-    """The network a verifier's run joins now: the agent's sandbox's, inside :func:`grading_beside`; else None (its own)."""
-    sandbox = _BESIDE.get()
-    return sandbox.grading_network() if sandbox is not None else None
 
 
 BackendFactory = Callable[[SandboxSettings, Path], SandboxBackend]

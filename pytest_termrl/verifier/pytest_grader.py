@@ -17,14 +17,14 @@ from pathlib import Path
 
 from ..sandbox.base import SandboxBackend, TrustedMount
 from ..tasks.model import Task
-from .trusted import run_signed, runner_argv, runner_mounts
+from .trusted import GradedHome, run_signed, runner_argv, runner_mounts
 from .verdict import TestOutcome, Verdict
 
 RUNNER = "runner.py"
 TESTS_INSIDE = "/opt/termrl/tests"
 
 
-def grade(backend: SandboxBackend, home: Path, snap_dir: Path, task: Task, inventory: tuple[str, ...] | None, test_timeout_s: float) -> Verdict:
+def grade(backend: SandboxBackend, home: GradedHome, snap_dir: Path, task: Task, inventory: tuple[str, ...] | None, test_timeout_s: float) -> Verdict:
     """Run the task's test files on the home's copy and judge them against the inventory."""
     if task.tests_dir is None:
         return Verdict(error=f"task {task.id!r} has no hidden tests")

@@ -45,7 +45,7 @@ from ..report.verdict_record import ParsedVerdictRecord, ScriptVerdictRecord
 from ..sandbox.base import SandboxBackend, TrustedMount
 from ..tasks.model import Task
 from .parsers import PARSERS, NoSummary, parser_problem
-from .trusted import run_signed, runner_argv, runner_mounts
+from .trusted import GradedHome, run_signed, runner_argv, runner_mounts
 from .verdict import TestOutcome, Verdict
 
 SCRIPT_RUNNER = "script_runner.py"
@@ -134,7 +134,7 @@ def _tests_folder(task: Task, script: Path, snap_dir: Path) -> tuple[Path, str]:
     return staged, script.name
 
 
-def _run_script(backend: SandboxBackend, home: Path, snap_dir: Path, task: Task, output_bytes: int = 0) -> tuple[dict | None, str]:
+def _run_script(backend: SandboxBackend, home: GradedHome, snap_dir: Path, task: Task, output_bytes: int = 0) -> tuple[dict | None, str]:
     """Run the task's grader script on the home's copy: (the runner's signed body, "") or (None, why not)."""
     spec = task.grader
     script = script_of(task)
@@ -159,7 +159,7 @@ def artifacts_of(body: dict) -> dict:
     }
 
 
-def grade(backend: SandboxBackend, home: Path, snap_dir: Path, task: Task, inventory: tuple[str, ...] | None, test_timeout_s: float) -> ScriptVerdict:
+def grade(backend: SandboxBackend, home: GradedHome, snap_dir: Path, task: Task, inventory: tuple[str, ...] | None, test_timeout_s: float) -> ScriptVerdict:
     """Run the task's grader script on the home's copy and judge the reward it wrote (no per-test timeout)."""
     threshold = float(task.grader.reward_threshold or 1.0)
     body, problem = _run_script(backend, home, snap_dir, task)
@@ -233,7 +233,7 @@ class ParsedVerdict(Verdict):
         )
 
 
-def grade_parsed(backend: SandboxBackend, home: Path, snap_dir: Path, task: Task, inventory: tuple[str, ...] | None, test_timeout_s: float) -> ParsedVerdict:
+def grade_parsed(backend: SandboxBackend, home: GradedHome, snap_dir: Path, task: Task, inventory: tuple[str, ...] | None, test_timeout_s: float) -> ParsedVerdict:
     """Run the task's grader script on the home's copy and judge what its parser reads in the output."""
     parser = task.grader.parser or "pytest"
     script = script_of(task)

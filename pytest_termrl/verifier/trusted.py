@@ -1,9 +1,10 @@
 """Run a trusted runner on a snapshot of the home, in a fresh sandbox, and take its signed result.
 
 What every grader shares: the snapshot (always removed, any exception a harness error),
-the harness's own interpreter mounted read-only, the runners' folder mounted at
-``RUNNER_INSIDE``, and a fresh key per run, so that only the runner's authenticated body
-counts (:mod:`.channel`).
+with the limits of the sandbox it was copied from and, where the task grades beside the
+agent, the agent's network (:class:`GradedHome`); the harness's own interpreter mounted
+read-only, the runners' folder mounted at ``RUNNER_INSIDE``, and a fresh key per run, so
+that only the runner's authenticated body counts (:mod:`.channel`).
 """
 
 from __future__ import annotations
@@ -12,10 +13,11 @@ import secrets
 import shutil
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from ..sandbox.base import Sandbox, SandboxBackend, TrustedMount
+from ..sandbox.base import IsolatedRequest, Sandbox, SandboxBackend, SandboxSettings, TrustedMount
 from ..standins.inside import tools as standin_tools
 from . import inside
 from .inside.channel import authenticated_body
@@ -49,21 +51,41 @@ def runner_argv(runner: str, *args: str) -> list[str]:
     return [sys.executable, "-I", f"{RUNNER_INSIDE}/{runner}", *args]
 
 
+@dataclass(frozen=True)
+class GradedHome:
+    """A copy of the agent's home to grade, with what every trusted run on it takes from the sandbox it came from."""
+
+    path: Path
+    settings: SandboxSettings
+    """The sandbox's settings: a task's cpus and memory hold for its grader too."""
+    network: str | None = None
+    """The agent's network, for a task graded beside the agent (a server it left running answers); None: the run's own."""
+
+    def request(self, argv: list[str], mounts: list[TrustedMount], secret: bytes, timeout_s: float, cwd: str) -> IsolatedRequest:
+        """One trusted run of ``argv`` on this copy."""
+        return IsolatedRequest(self.path, argv, mounts, secret, timeout_s, self.settings, cwd, self.network)
+
+
 def grade_snapshot(
     backend: SandboxBackend,
     sandbox: Sandbox,
     scratch: Path | None,
-    grade: Callable[[Path, Path], Verdict],
+    grade: Callable[[GradedHome, Path], Verdict],
     failed: Callable[[str], Verdict],
+    *,
+    beside_agent: bool = False,
 ) -> Verdict:
-    """Copy the home, grade the copy with ``grade(home, snapshot folder)``, always remove it.
+    """Copy the home, grade the copy with ``grade(graded home, snapshot folder)``, always remove it.
 
+    ``beside_agent``: the grader's runs join ``sandbox``'s network (:meth:`.Sandbox.grading_network`).
     Any exception is the harness's failure, turned into a verdict by ``failed``.
     """
     started = time.monotonic()
     snap_dir = (scratch or backend.workroot) / f"snap-{secrets.token_hex(6)}"
     try:
-        verdict = grade(sandbox.snapshot(snap_dir), snap_dir)
+        home = sandbox.snapshot(snap_dir)
+        network = sandbox.grading_network() if beside_agent else None
+        verdict = grade(GradedHome(home, sandbox.settings, network), snap_dir)
     except Exception as exc:  # noqa: BLE001 - any failure here is the harness's, reported as such
         verdict = failed(f"{type(exc).__name__}: {exc}")
     finally:
@@ -72,10 +94,10 @@ def grade_snapshot(
     return verdict
 
 
-def run_signed(backend: SandboxBackend, home: Path, argv: list[str], mounts: list[TrustedMount], timeout_s: float, cwd: str, what: str) -> tuple[dict | None, str]:
+def run_signed(backend: SandboxBackend, home: GradedHome, argv: list[str], mounts: list[TrustedMount], timeout_s: float, cwd: str, what: str) -> tuple[dict | None, str]:
     """Run a trusted runner on a fresh key: (its authenticated body, "") or (None, why there is none)."""
     key = secrets.token_bytes(32)
-    run = backend.run_isolated(home, argv, mounts, key, timeout_s=timeout_s, cwd=cwd)
+    run = backend.run_isolated(home.request(argv, mounts, key, timeout_s, cwd))
     if run.timed_out:
         return None, f"{what} did not finish within {timeout_s:g} s"
     body = authenticated_body(run.payload, key)

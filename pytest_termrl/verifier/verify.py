@@ -15,7 +15,7 @@ from ..registry import Entry, Registry
 from ..sandbox.base import Sandbox, SandboxBackend
 from ..tasks.model import Task
 from . import declared_artifacts
-from .trusted import grade_snapshot, trusted_toolchain
+from .trusted import GradedHome, grade_snapshot, trusted_toolchain
 from .verdict import TestOutcome, Verdict
 from ..settings import TEST_TIMEOUT_S
 
@@ -26,7 +26,7 @@ __all__ = ["GRADERS", "Grader", "TestOutcome", "Verdict", "grader_of", "run_hidd
 class Grader:
     """How one kind of grader grades, and the verdict it gives when that raised."""
 
-    grade: Callable[[SandboxBackend, Path, Path, Task, tuple[str, ...] | None, float], Verdict]
+    grade: Callable[[SandboxBackend, GradedHome, Path, Task, tuple[str, ...] | None, float], Verdict]
     """``grade(backend, home copy, snapshot folder, task, inventory, test_timeout_s)``."""
     failed: Callable[[str], Verdict]
     """The verdict when ``grade`` raised: a harness error, never the agent's failure."""
@@ -53,20 +53,24 @@ def run_hidden_tests(
     inventory: tuple[str, ...] | None,
     test_timeout_s: float = TEST_TIMEOUT_S,
     scratch: Path | None = None,
+    *,
+    beside_agent: bool = False,
 ) -> Verdict:
     """Snapshot the home, grade the copy with the task's grader, and check it against the inventory.
 
     A kind with no line in :data:`GRADERS` is graded by its hidden test files (pytest).
+    ``beside_agent``: the grader runs in the agent's network, so a server the agent left
+    running in ``sandbox`` answers it (``Task.graded_beside_the_agent``, in an episode).
     """
     grader = GRADERS.get(grader_of(task), GRADERS[DEFAULT_GRADER])
 
-    def grade(home: Path, snap_dir: Path) -> Verdict:
-        files, left_out = declared_artifacts.collect(home, task) if task.artifacts else ({}, [])
+    def grade(home: GradedHome, snap_dir: Path) -> Verdict:
+        files, left_out = declared_artifacts.collect(home.path, task) if task.artifacts else ({}, [])
         if task.verifier_mode == "separate":  # a verifier environment of its own gets the artifacts alone
-            declared_artifacts.keep_only_artifacts(home, task)
+            declared_artifacts.keep_only_artifacts(home.path, task)
         verdict = grader.grade(backend, home, snap_dir, task, inventory, test_timeout_s)
         verdict.artifacts.update(files)
         verdict.artifacts_left_out += left_out
         return verdict
 
-    return grade_snapshot(backend, sandbox, scratch, grade, grader.failed)
+    return grade_snapshot(backend, sandbox, scratch, grade, grader.failed, beside_agent=beside_agent)

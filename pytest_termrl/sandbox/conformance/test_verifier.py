@@ -230,8 +230,8 @@ def test_forged_payload_is_rejected_end_to_end(backend, suite, monkeypatch):
     try:
         original = type(backend).run_isolated
 
-        def forging(self, home, argv, mounts, secret, timeout_s, cwd="/home/user"):
-            run = original(self, home, argv, mounts, secret, timeout_s, cwd)
+        def forging(self, request):
+            run = original(self, request)
             envelope = json.loads(run.payload)
             forged = signed_payload(json.loads(envelope["body"]), b"not the key")
             return type(run)(run.returncode, forged, run.log, run.timed_out)

@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import ContextManager, Protocol
 
 from ...errors import SandboxError
-from ..base import IsolatedRun, SandboxSettings, TrustedMount
-from ..layout import HOME_INSIDE, default_workroot, workdir_alias
+from ..base import IsolatedRequest, IsolatedRun, SandboxSettings
+from ..layout import default_workroot, workdir_alias
 from .engine import DockerEngine, engine_is_local
 from .exec import exec_verifier
 from .local import DockerSandbox, LocalMode
@@ -40,8 +40,9 @@ class EngineMode(Protocol):
     def sandbox(self) -> type[DockerSandbox]:
         """The sandbox class of the mode."""
 
-    def verifier_container(self, engine: DockerEngine, home: Path, mounts: list[TrustedMount], alias: str | None = None) -> ContextManager:
-        """A started container with a copy of ``home`` at /home/user (and at ``alias``) and the trusted mounts; removed on exit."""
+    def verifier_container(self, engine: DockerEngine, request: IsolatedRequest, alias: str | None = None) -> ContextManager:
+        """A started container with a copy of the request's home at /home/user (and at ``alias``), its trusted
+        mounts, limits and network; removed on exit."""
 
 
 class DockerBackend(DockerEngine):
@@ -70,15 +71,8 @@ class DockerBackend(DockerEngine):
             raise SandboxError("the docker backend runs as root (it owns the agent's files as uid 1000 on the host); use sudo, or --termrl-sandbox=bwrap")
         return self.mode.sandbox(self, self.new_sandbox_dir(label), label)
 
-    def run_isolated(
-        self,
-        home: Path,
-        argv: list[str],
-        mounts: list[TrustedMount],
-        secret: bytes,
-        timeout_s: float,
-        cwd: str = HOME_INSIDE,
-    ) -> IsolatedRun:
-        with self.mode.verifier_container(self, home, mounts, workdir_alias(cwd)) as container:
+    def run_isolated(self, request: IsolatedRequest) -> IsolatedRun:
+        with self.mode.verifier_container(self, request, workdir_alias(request.cwd)) as container:
             s = self.settings
-            return exec_verifier(self.api, container.id, f"{s.agent_uid}:{s.agent_gid}", argv, secret, timeout_s, cwd)
+            user = f"{s.agent_uid}:{s.agent_gid}"
+            return exec_verifier(self.api, container.id, user, request.argv, request.secret, request.timeout_s, request.cwd)

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Iterator
 from ...errors import SandboxError
 from ...tasks.importers.dockerfile import HARNESS_BASE_REPOSITORY, is_generic_base
 from ...tasks.model import ImageSpec, Task
-from ..base import CommandResult, ControlFiles, Sandbox, TrustedMount, beside_network
+from ..base import CommandResult, ControlFiles, IsolatedRequest, Sandbox
 from ..control_files import HostControlFiles
 from ..hostfs import chown_tree, copy_tree, snapshot_home
 from .images.client import DEFAULT_TAG, ImageError, image_exists
@@ -97,6 +97,10 @@ class DockerSandbox(Sandbox):
     @property
     def shell(self) -> PersistentShell:
         return self._shell
+
+    @property
+    def control_files(self) -> ControlFiles:
+        return self._shell.files
 
     # -- the container ---------------------------------------------------------------
     def ensure_container(self):
@@ -206,7 +210,6 @@ class DockerSandbox(Sandbox):
         for stale in [path for path in images if not os.path.exists(path)]:
             images.pop(stale, None)
         images[str(target)] = self.image
-        self._backend.remember_snapshot(target, self.settings)
         return target
 
     def close(self) -> None:
@@ -263,19 +266,20 @@ class LocalMode:
 
     @staticmethod
     @contextmanager
-    def verifier_container(engine: DockerEngine, home: Path, mounts: list[TrustedMount], alias: str | None = None) -> Iterator:
+    def verifier_container(engine: DockerEngine, request: IsolatedRequest, alias: str | None = None) -> Iterator:
         """A started container with the snapshot as its home (and at ``alias``) and the trusted mounts, bind-mounted; removed after."""
+        home = request.home
         binds = [(str(home), HOME_INSIDE, False)]
         if alias is not None:
             binds.append((str(home), alias, False))
-        trusted = narrow_system_mounts(mounts)
+        trusted = narrow_system_mounts(request.mounts)
         skeleton = engine.new_sandbox_dir("verify-skel")
         try:
             binds += skeleton_binds(skeleton, trusted)
             binds += [(str(m.host_path), m.sandbox_path, True) for m in trusted]
             binds.append(("/dev/null", "/etc/ld.so.preload", True))
             container = engine.start_container(
-                "verify", home.parent.name, engine.snapshot_image(home), binds, settings=engine.settings_for(home), network=beside_network()
+                "verify", home.parent.name, engine.snapshot_image(home), binds, settings=request.settings, network=request.network
             )
             try:
                 yield container

@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Iterator
 
 from ...errors import SandboxError
-from ..base import CommandResult, TrustedMount, beside_network
+from ..base import CommandResult, IsolatedRequest
 from ..hostfs import walk_tree
 from ..layout import CTL_INSIDE, HOME_INSIDE, IO_INSIDE
 from ..output import REPLACED_OUTPUT
@@ -293,7 +293,7 @@ class RemoteMode:
 
     @staticmethod
     @contextmanager
-    def verifier_container(engine: DockerEngine, home: Path, mounts: list[TrustedMount], alias: str | None = None) -> Iterator:
+    def verifier_container(engine: DockerEngine, request: IsolatedRequest, alias: str | None = None) -> Iterator:
         """A started container whose home and trusted mounts are volumes filled from here; removed after.
 
         The home's volume holds /home and the home in it, which a volume cannot show a second
@@ -301,18 +301,19 @@ class RemoteMode:
         """
         if alias is not None:
             raise SandboxError(no_alias_here(alias))
+        home = request.home
         Mount = engine.sdk.types.Mount
         image = engine.snapshot_image(home)
         engine.require_image(image)
         # A system prefix (/usr) is narrowed to its Python parts first, as on a local engine: a
         # volume over the image's whole /usr would hide its shell and tools.
-        trusted = engine.trusted_volumes.volumes_for(narrow_system_mounts(mounts))
+        trusted = engine.trusted_volumes.volumes_for(narrow_system_mounts(request.mounts))
         home_volume = engine.create_volume("verify-home", home.parent.name)
         try:
             volume_mounts = [Mount(HOME_PARENT, home_volume, type="volume", no_copy=True)]
             volume_mounts += [Mount(at, name, type="volume", read_only=True, no_copy=True) for at, name in trusted]
             container = engine.create_container(
-                "verify", home.parent.name, image, volume_mounts, settings=engine.settings_for(home), network=beside_network()
+                "verify", home.parent.name, image, volume_mounts, settings=request.settings, network=request.network
             )
             try:
                 _put(container, HOME_PARENT, tar_tree(home, Path(HOME_INSIDE).name))

@@ -19,7 +19,7 @@ from pytest_termrl.agents.builtin import NoopAgent, ReferenceAgent
 from pytest_termrl.episode import EpisodeSettings, EpisodeSpec
 from pytest_termrl.harness import Harness
 from pytest_termrl.sandbox import SandboxSettings
-from pytest_termrl.sandbox.base import TrustedMount
+from pytest_termrl.sandbox.base import IsolatedRequest, TrustedMount
 from pytest_termrl.sandbox.bwrap.backend import BwrapBackend
 from pytest_termrl.sandbox.bwrap.spares import Shape
 from pytest_termrl.sandbox.proctree import descendants
@@ -98,7 +98,7 @@ def test_the_snapshot_is_back_in_place_after_a_run_with_what_the_run_left(backen
     for _ in range(2):  # cold, then the spare the first run left
         for name in ("seen.txt", "staged.txt"):
             (home / name).unlink(missing_ok=True)
-        run = backend.run_isolated(home, argv, mounts, b"k" * 32, timeout_s=30)
+        run = backend.run_isolated(IsolatedRequest(home, argv, mounts, b"k" * 32, timeout_s=30, settings=backend.settings))
         assert run.returncode == 0, run.log
         assert sorted(p.name for p in home.iterdir()) == ["data.txt", "seen.txt", "staged.txt", "sub"]
         assert (home / "seen.txt").read_text() == "agent's\n"
@@ -118,7 +118,8 @@ def test_a_cold_run_starts_its_program_only_once_the_home_is_filled(backend, tmp
     finally:
         pending.remove()
     for attempt in range(5):  # a fresh shape each time: every one a cold run
-        run = backend.run_isolated(home, ["cat", f"/home/user/./{'./' * attempt}f.txt"], [], b"k", timeout_s=60)
+        argv = ["cat", f"/home/user/./{'./' * attempt}f.txt"]
+        run = backend.run_isolated(IsolatedRequest(home, argv, [], b"k", timeout_s=60, settings=backend.settings))
         assert (run.returncode, run.log) == (0, "kept\n")
         assert (home / "f.txt").read_text() == "kept\n"
 
@@ -128,12 +129,13 @@ def test_a_spare_of_another_shape_is_dropped_and_leaves_nothing(backend, tmp_pat
     home.mkdir()
     os.chmod(home, 0o755)
     first = ["/bin/sh", "-c", "true"]
-    backend.run_isolated(home, first, [], b"k" * 32, timeout_s=30)
+    backend.run_isolated(IsolatedRequest(home, first, [], b"k" * 32, timeout_s=30, settings=backend.settings))
     spare = backend.spare_verifier.ready
     assert spare is not None and spare.shape == Shape.of(first, [], "/home/user", backend.settings)
     pid, folder = spare.process.pid, spare.folder
     assert folder.is_dir() and pid in descendants(os.getpid())
-    backend.run_isolated(home, ["/bin/sh", "-c", "echo other"], [], b"k" * 32, timeout_s=30)
+    other = ["/bin/sh", "-c", "echo other"]
+    backend.run_isolated(IsolatedRequest(home, other, [], b"k" * 32, timeout_s=30, settings=backend.settings))
     assert not folder.exists()
     assert pid not in descendants(os.getpid())
     assert backend.spare_verifier.ready.shape.argv == ("/bin/sh", "-c", "echo other")
@@ -196,7 +198,7 @@ def test_closing_the_backend_removes_its_spares(tmp_path):
     home = tmp_path / "home"
     home.mkdir()
     os.chmod(home, 0o755)
-    made.run_isolated(home, ["/bin/sh", "-c", "true"], [], b"k" * 32, timeout_s=30)
+    made.run_isolated(IsolatedRequest(home, ["/bin/sh", "-c", "true"], [], b"k" * 32, timeout_s=30, settings=made.settings))
     pids = [made.spare_sandbox._process.pid, made.spare_verifier.ready.process.pid]
     assert all(pid in descendants(os.getpid()) for pid in pids)
     assert len(own_folders(made)) == 2 and own_cgroups(made)

@@ -18,7 +18,7 @@ from conftest import require_service
 
 from conftest import backend_factory, engine_problem, require_engine
 from pytest_termrl.agents.builtin import CommandsAgent, ReferenceAgent
-from pytest_termrl.sandbox.base import GiB, MiB, SandboxSettings
+from pytest_termrl.sandbox.base import GiB, IsolatedRequest, MiB, SandboxSettings
 from pytest_termrl.sandbox.limits import machine_memory_bytes, task_settings
 from pytest_termrl.tasks.importers import load_task_dir
 from pytest_termrl.tasks.model import Resources, Task
@@ -81,8 +81,7 @@ def test_the_verifier_sandbox_runs_within_the_tasks_memory(harness, tmp_path):
             home = sandbox.snapshot(tmp_path / name)
         finally:
             sandbox.close()
-        assert harness.backend.settings_for(home) == sandbox.settings
-        run = harness.backend.run_isolated(home, allocate, [], b"k", timeout_s=60)
+        run = harness.backend.run_isolated(IsolatedRequest(home, allocate, [], b"k", timeout_s=60, settings=sandbox.settings))
         assert (run.returncode == 0 and "allocated" in run.log) == allowed, (name, run)
         shutil.rmtree(tmp_path / name)
 
@@ -134,9 +133,12 @@ def test_docker_containers_get_the_tasks_limits(tmp_path, engine_mode):
         finally:
             sandbox.close()
         # The verifier's container has the task's memory too (its own cgroup, read inside).
-        run = backend.run_isolated(home, ["cat", "/sys/fs/cgroup/memory/memory.limit_in_bytes"], [], b"k", timeout_s=60)
+        def read(path: str):
+            return backend.run_isolated(IsolatedRequest(home, ["cat", path], [], b"k", timeout_s=60, settings=sandbox.settings))
+
+        run = read("/sys/fs/cgroup/memory/memory.limit_in_bytes")
         if run.returncode != 0:
-            run = backend.run_isolated(home, ["cat", "/sys/fs/cgroup/memory.max"], [], b"k", timeout_s=60)  # cgroup v2
+            run = read("/sys/fs/cgroup/memory.max")  # cgroup v2
         assert run.log.strip() == str(64 * MiB), run
     finally:
         backend.close()

@@ -509,8 +509,8 @@ def test_a_forged_result_on_the_channel_is_refused(harness, tmp_path, monkeypatc
         backend = harness.backend
         real = backend.run_isolated
 
-        def forged(home, argv, mounts, secret, timeout_s, cwd="/home/user"):
-            run = real(home, argv, mounts, secret, timeout_s, cwd)
+        def forged(request):
+            run = real(request)
             envelope = json.loads(run.payload.decode())
             body = json.loads(envelope["body"])
             body["reward"] = 1.0
