@@ -35,11 +35,8 @@ MEASURED = ("arms", "paired", "settings", "data", "train")
 
 
 def sha256(path: Path) -> str:
-    digest = hashlib.sha256()
     with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+        return hashlib.file_digest(handle, "sha256").hexdigest()
 
 
 def code_commit(repo: Path = REPO) -> str | None:
