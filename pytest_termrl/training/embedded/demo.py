@@ -434,8 +434,9 @@ def compare_arms(logs: dict[str, Path]) -> dict:
 def format_table(table: dict) -> list[str]:
     header = f"{'family':<17} {'arm':<9} {'eps':>4} {'safe':>5} {'rate':>6} {'95% CI':>14} {'coll':>4} {'rec.f':>5} {'herr':>4} {'cmds':>5}"
     lines = [header, "-" * len(header)]
+    order = [a for a in BASELINE_ARMS + ARMS if a in table["arms"]] + sorted(set(table["arms"]) - set(BASELINE_ARMS + ARMS))
     for family in table["families"]:
-        for arm in table["arms"]:
+        for arm in order:
             row = table["arms"][arm].get(family)
             if row is None:
                 continue
