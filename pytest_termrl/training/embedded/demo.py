@@ -264,7 +264,7 @@ class Demo:
             if not self.adapter.is_file():
                 raise FileNotFoundError(f"{self.adapter}: the trained arm's adapter is missing (make train-demo writes it)")
             extra += ["--lora_path", str(self.adapter)]
-        return alias, [embedded_server(extra_args=extra, log_path=self.out / "eval" / f"{arm}-server-{i}.log", health_timeout_s=300)
+        return alias, [embedded_server(extra_args=extra, log_path=self.eval_folder / f"{arm}-server-{i}.log", health_timeout_s=300)
                        for i in range(self.o.servers)]
 
     def eval_selection(self) -> list[str]:
