@@ -22,7 +22,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Callable
 
-from pytest_termrl.training.embedded.demo import format_table as demo_table
+from pytest_termrl.training.embedded.demo_table import format_table as demo_table
 
 BLOCK = re.compile(r"(<!-- results:(?P<name>[a-z_]+) -->\n)(?P<body>.*?)(<!-- /results:(?P=name) -->)", re.S)
 
