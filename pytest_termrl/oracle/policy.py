@@ -21,12 +21,16 @@ END_OF_EPISODE = "(end of episode)"
 
 
 def normalize_path(path: str) -> str:
-    """'./out/' -> 'out'; '' -> '.'. Absolute paths are refused: contracts are home-relative."""
-    if path.startswith("/"):
-        raise ValueError(f"permission path must be relative to the home: {path!r}")
+    """'./out/' -> 'out'; '' -> '.'; '/etc//app/' -> '/etc/app'; '/' -> '/'.
+
+    A relative path is home-relative (the home's manifest); an absolute one names a path
+    of the whole sandbox filesystem (the overlays' change record).
+    """
     parts = [p for p in path.split("/") if p not in ("", ".")]
     if ".." in parts:
         raise ValueError(f"permission path must not contain '..': {path!r}")
+    if path.startswith("/"):
+        return "/" + "/".join(parts)
     return "/".join(parts) or ROOT
 
 
@@ -47,12 +51,19 @@ class Permission:
         object.__setattr__(self, "path", normalize_path(self.path))
 
     def covers(self, path: str) -> bool:
-        """Component-wise: prefix 'out' covers 'out' and 'out/a', never 'outx'."""
+        """Component-wise: prefix 'out' covers 'out' and 'out/a', never 'outx'.
+
+        Prefix '.' covers every home-relative path, prefix '/' every absolute one.
+        """
         if path == self.path:
             return True
         if not self.prefix:
             return False
-        return self.path == ROOT or path.startswith(self.path + "/")
+        if self.path == ROOT:
+            return not path.startswith("/")
+        if self.path == "/":
+            return path.startswith("/")
+        return path.startswith(self.path + "/")
 
     def to_dict(self) -> dict[str, Any]:
         return {"path": self.path, "kinds": sorted(self.kinds), "prefix": self.prefix}
@@ -60,6 +71,20 @@ class Permission:
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Permission:
         return cls(d["path"], frozenset(d["kinds"]), bool(d.get("prefix", False)))
+
+
+def rooted(permission: Permission, home: str) -> Permission:
+    """``permission`` for absolute keys: a home-relative path re-rooted at ``home`` (an absolute inside path)."""
+    if permission.path.startswith("/"):
+        return permission
+    top = normalize_path(home)
+    if not top.startswith("/"):
+        raise ValueError(f"the home must be an absolute path inside the sandbox: {home!r}")
+    if permission.path == ROOT:
+        path = top
+    else:
+        path = f"/{permission.path}" if top == "/" else f"{top}/{permission.path}"
+    return Permission(path, permission.kinds, permission.prefix)
 
 
 class Policy:
@@ -78,14 +103,14 @@ class Policy:
             return True
         if not self._prefix:
             return False
-        if kind in self._prefix.get(ROOT, ()):
+        if kind in self._prefix.get("/" if path.startswith("/") else ROOT, ()):
             return True
         probe = path
         while True:
             if kind in self._prefix.get(probe, ()):
                 return True
             cut = probe.rfind("/")
-            if cut < 0:
+            if cut <= 0:  # relative: no folder above; absolute: "/" was looked at first
                 return False
             probe = probe[:cut]
 
@@ -120,6 +145,15 @@ def footprint(baseline: Manifest, final: Manifest, during: Iterable[Manifest] = 
         for change in diff_manifests(baseline, manifest):
             kinds.setdefault(change.path, set()).add(change.kind)
     return [Permission(path, frozenset(k)) for path, k in sorted(kinds.items())]
+
+
+def changes_to_existing(path: str, before: Entry | None, after: Entry | None) -> list[Change]:
+    """The changes at ``path`` that can be collateral: none if it did not exist before (created)."""
+    if before is None:
+        return []
+    if after is None:
+        return [Change(path, "deleted", before, None)]
+    return compare_entries(path, before, after)
 
 
 @dataclass(frozen=True)
@@ -181,7 +215,7 @@ class CollateralTracker:
 
     def check(self, current: Manifest, command_index: int | None, command: str) -> list[Collateral]:
         """The collateral first seen in ``current``: changes to baseline objects not permitted."""
-        return self._judge(diff_manifests(self.baseline, current), None, command_index, command)
+        return self.judge(diff_manifests(self.baseline, current), command_index, command)
 
     def check_paths(self, current: dict[str, Entry], paths: Iterable[str], command_index: int | None,
                     command: str) -> list[Collateral]:
@@ -191,20 +225,20 @@ class CollateralTracker:
         what it shows was judged already (collateral latches, absence keeps its date).
         """
         base = self.baseline.entries
+        scope = set(paths)
         changes: list[Change] = []
-        for path in sorted(paths):
-            before, after = base.get(path), current.get(path)
-            if before is None:
-                continue  # created: never collateral
-            if after is None:
-                changes.append(Change(path, "deleted", before, None))
-            else:
-                changes.extend(compare_entries(path, before, after))
-        return self._judge(changes, set(paths), command_index, command)
+        for path in sorted(scope):
+            changes.extend(changes_to_existing(path, base.get(path), current.get(path)))
+        return self.judge(changes, command_index, command, scope)
 
-    def _judge(self, changes: list[Change], scope: set[str] | None, command_index: int | None,
-               command: str) -> list[Collateral]:
-        """Latch the unpermitted ``changes``; ``scope``: the only paths they may be about (None: all)."""
+    def judge(self, changes: Iterable[Change], command_index: int | None, command: str,
+              scope: set[str] | None = None) -> list[Collateral]:
+        """Latch the unpermitted ``changes`` (from the baseline, after command ``command_index``).
+
+        ``scope``: the only paths the changes may be about (None: every path), so that a
+        path outside it keeps the date it went missing. For a monitor that computes the
+        changes itself (the overlays' change record), with the very rules of :meth:`check`.
+        """
         new: list[Collateral] = []
         missing: set[str] = set()
         for change in changes:
@@ -224,7 +258,11 @@ class CollateralTracker:
 
     def finish(self, final: Manifest) -> list[Collateral]:
         """Check the final manifest; a path still absent now is deleted, dated to when it went."""
-        new = self.check(final, None, END_OF_EPISODE)
+        return self.finish_changes(diff_manifests(self.baseline, final))
+
+    def finish_changes(self, changes: Iterable[Change]) -> list[Collateral]:
+        """As :meth:`finish`, from every change between the baseline and the final state."""
+        new = self.judge(changes, None, END_OF_EPISODE)
         for path in sorted(self._absent):
             index, command, change = self._absent[path]
             found = self._latch(change, index, command)
