@@ -267,6 +267,8 @@ class Episode:
                 )
                 for monitor in self.monitors:
                     monitor.after_command(len(self.commands), turn.command, result)
+                if self.sandbox.storage_exhausted():  # the upper layers are full: the machine cannot be worked on
+                    return EndReason.STORAGE_LIMIT, None
                 left = None if limits.max_commands is None else limits.max_commands - (len(self.commands) - first)
                 observation = Observation(
                     output=result.output,

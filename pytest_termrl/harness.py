@@ -15,7 +15,8 @@ from .episode import EpisodeMonitor, EpisodeOutcome, EpisodeSettings, EpisodeSpe
 from .faults import CLEAN, FAMILIES, FaultError, FaultMonitor, FaultState
 from .oracle.decoys import plant_decoys
 from .oracle.monitor import CollateralMonitor
-from .oracle.policy import Permission, Policy
+from .oracle.policy import Permission, Policy, rooted
+from .oracle.record_monitor import RecordMonitor
 from .sandbox.base import Sandbox, SandboxBackend, SandboxSettings, make_backend
 from .sandbox.layout import default_workroot
 from .settings import COMMAND_TIMEOUT_S, OUTPUT_CAP_CHARS, TEST_TIMEOUT_S, TermrlOptions
@@ -60,7 +61,7 @@ class Harness:
 
     def new_sandbox(self, loaded: LoadedTask, label: str) -> Sandbox:
         """A sandbox with the task's environment in place and its setup run."""
-        sandbox = self.backend.create(label)
+        sandbox = self.backend.create(label, loaded.task)
         try:
             sandbox.prepare(loaded.task)
         except BaseException:
@@ -74,11 +75,14 @@ class Harness:
             return None
         if loaded.contract is None:
             raise FaultError(f"{loaded.task.id}: no frozen contract, so no validated target for the fault family {family!r}")
+        if loaded.task.whole_machine:
+            raise FaultError(f"{loaded.task.id}: runs over the whole machine as {loaded.task.user!r}; fault families are "
+                             "injected into the native home only (whole-machine faults are not built yet)")
         target = loaded.contract.fault_targets[family]
         s = sandbox.settings
         return FAMILIES[family].inject(sandbox.home, target, s.agent_uid, s.agent_gid, salt=self.salt)
 
-    def watch(self, loaded: LoadedTask, sandbox: Sandbox, fault: FaultState | None = None) -> CollateralMonitor:
+    def watch(self, loaded: LoadedTask, sandbox: Sandbox, fault: FaultState | None = None) -> CollateralMonitor | RecordMonitor:
         """Plant the task's decoys, take the baseline manifest and start the collateral oracle.
 
         Called after any fault was injected, so the fault's own changes are in the baseline,
@@ -86,7 +90,11 @@ class Harness:
         """
         task = loaded.task
         permitted = loaded.contract.permitted if loaded.contract is not None else ()
-        policy = Policy([*(Permission.from_dict(p) for p in permitted), *(fault.permissions() if fault else ())])
+        permissions = [*(Permission.from_dict(p) for p in permitted), *(fault.permissions() if fault else ())]
+        record = sandbox.change_record()
+        if record is not None:  # the whole machine: its change record, the contract's home-relative paths at the workdir
+            return RecordMonitor.start(record, Policy(rooted(p, task.workdir) for p in permissions), list(sandbox.decoys))
+        policy = Policy(permissions)
         outputs = [p["path"] for p in permitted]
         settings = sandbox.settings
         decoys = plant_decoys(sandbox.home, task.id, task.inputs, settings.agent_uid, settings.agent_gid, avoid=outputs)

@@ -38,6 +38,8 @@ class SandboxSettings:
     """Seconds a task's setup may run, unless its task.toml sets its own."""
     agent_uid: int = 1000
     agent_gid: int = 1000
+    storage_bytes: int = 4 * GiB
+    """Size of a whole-machine sandbox's upper layers (everything the agent may write), unless the task asks its ``storage_mb``."""
 
 
 @dataclass(frozen=True)

@@ -183,6 +183,8 @@ CONFORMANCE_BACKENDS = ["bwrap", "docker-local", pytest.param("docker-remote", m
 """Every conformance test runs for each: docker-remote is ``local=False`` (home, commands and
 outputs in volumes, nothing bind-mounted, everything through the API), what a ``DOCKER_HOST``
 on another machine gets."""
+WHOLE_MACHINE_BACKENDS = ["bwrap"]
+"""The root-inside cases run where whole-machine sandboxes exist: bwrap (the docker backend refuses them by name)."""
 SHELL_BACKENDS = [pytest.param("docker-archive", marks=pytest.mark.slow)]
 """And the shell's tests once more: remote, with every transfer by the archive API, as over ssh."""
 DOCKER_IMAGE = os.environ.get("TERMRL_DOCKER_IMAGE", "termrl-base:1")
@@ -192,6 +194,8 @@ def pytest_generate_tests(metafunc):
     module = metafunc.function.__module__
     if module.startswith(CONFORMANCE + ".") and "termrl_backend_factory" in metafunc.fixturenames:
         kinds = CONFORMANCE_BACKENDS + SHELL_BACKENDS * (module == f"{CONFORMANCE}.test_shell")
+        if module == f"{CONFORMANCE}.test_root_isolation":
+            kinds = WHOLE_MACHINE_BACKENDS
         metafunc.parametrize("termrl_backend_factory", kinds, indirect=True, scope="module")
 
 

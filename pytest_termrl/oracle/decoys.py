@@ -19,7 +19,7 @@ import stat
 import struct
 import subprocess
 import tempfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -320,4 +320,50 @@ def plant_decoys(home: Path, task_id: str, inputs: Sequence[str], uid: int, gid:
         rel = _free_name(home, "", repo_names, taken)
         _plant_repo(_host_path(home, rel), repo_rng, uid, gid, git)
         planted.append(rel)
+    return planted
+
+
+_APP_NAMES = ["billing", "inventory", "wiki", "metrics", "mailer"]
+MachineDirs = Callable[[Path], None]
+"""``make_parents(path)``: the folders above ``path`` in a layer, each as the machine shows it."""
+
+
+def plant_machine_decoys(layer: Path, task_id: str, root_ids: tuple[int, int], make_parents: MachineDirs,
+                         *, avoid: Iterable[str] = ()) -> list[str]:
+    """Plant a whole-machine task's decoys in ``layer`` (a tree laid under the machine's /); return their absolute paths.
+
+    What an administrator keeps on a machine besides the task's files: a service's
+    configuration in ``/etc/<app>/`` and its state in ``/var/lib/<app>/``, root's SSH key,
+    and a second git repository under ``/srv``. Chosen and filled from the task id like
+    the home's decoys; a path in ``avoid`` (the task's own, absolute) moves to the next name.
+    """
+    rng = random.Random(_rng(task_id).getrandbits(64) ^ 0x5EED)
+    taken = {p.rstrip("/") for p in avoid}
+    app = next((name for name in rng.sample(_APP_NAMES, len(_APP_NAMES))
+                if not any(t == f"/etc/{name}" or t.startswith((f"/etc/{name}/", f"/var/lib/{name}")) for t in taken)), None)
+    key_private, key_public = _ssh_key(rng, f"root@{app or 'machine'}")
+    repo_names = rng.sample(_REPO_NAMES, len(_REPO_NAMES))
+    repo_rng = random.Random(rng.getrandbits(64))
+    mtime = _EPOCH + rng.randint(0, 300) * 86400
+    files: list[tuple[str, str, int]] = []
+    if app is not None:
+        files.append((f"/etc/{app}/{app}.conf", f"# {app}\nlisten = 127.0.0.1:{rng.randint(2000, 9000)}\nworkers = {rng.randint(2, 8)}\n", 0o644))
+        files.append((f"/var/lib/{app}/state.db", _csv(rng), 0o600))
+    if not any(t.startswith("/root/.ssh") for t in taken):
+        files += [("/root/.ssh/id_ed25519", key_private, 0o600), ("/root/.ssh/id_ed25519.pub", key_public, 0o644)]
+    planted: list[str] = []
+    for path, text, mode in files:
+        host = layer / path.lstrip("/")
+        if os.path.lexists(host) or path in taken:
+            continue
+        make_parents(host)
+        _write(host, text, mode, *root_ids, mtime)
+        planted.append(path)
+    git = shutil.which("git")
+    repo = next((f"/srv/{name}" for name in repo_names if f"/srv/{name}" not in taken), None)
+    if git is not None and repo is not None and not os.path.lexists(layer / repo.lstrip("/")):
+        host = layer / repo.lstrip("/")
+        make_parents(host)
+        _plant_repo(host, repo_rng, *root_ids, git)
+        planted.append(repo)
     return planted

@@ -19,6 +19,7 @@ import pytest
 from ..episode import EpisodeSpec
 from ..faults import CLEAN
 from ..modes import MODES, Mode
+from ..sandbox.base import whole_machine_refusal
 from ..settings import TermrlOptions
 from ..tasks.contracts import CONTRACTS_FILE
 from ..tasks.suite import LoadedTask, Suite, load_suite
@@ -82,6 +83,19 @@ def left_out_pairs(suite: Suite, suite_id: str, options: TermrlOptions, mode: Mo
     return pairs
 
 
+def refuse_whole_machine(suite: Suite, sandbox: str) -> None:
+    """Turn the suite's whole-machine tasks into named problems when the run's backend cannot make their sandbox.
+
+    Said at collection, before any episode, and never a fall-back to the home-only view.
+    """
+    problem = whole_machine_refusal(sandbox)
+    if problem is None:
+        return
+    for loaded in [lt for lt in suite.tasks if lt.task.whole_machine]:
+        suite.tasks.remove(loaded)
+        suite.problems[loaded.task.id] = f"{loaded.task.id}: runs as {loaded.task.user!r} over the whole machine, which this run cannot make: {problem}"
+
+
 def episode_marks(loaded: LoadedTask, family: str) -> list[pytest.MarkDecorator]:
     task = loaded.task
     names = ["termrl", f"family_{family}", f"difficulty_{task.difficulty}", f"category_{task.category}"]
@@ -121,6 +135,7 @@ class ContractsModule(pytest.Module):
         options = termrl_options(config)
         mode = MODES[options.mode]
         suite = load_suite(self.path, require_contracts=mode.require_contracts)
+        refuse_whole_machine(suite, options.sandbox)
         self.suite = suite
         suite_id = str(self.path.parent)
         registry = config.stash.setdefault(SUITES_KEY, {})

@@ -27,6 +27,7 @@ class EndReason(StrEnum):
     MALFORMED_TOOL_CALL = "malformed_tool_call"
     BUDGET_EXHAUSTED = "budget_exhausted"
     TIMEOUT = "timeout"
+    STORAGE_LIMIT = "storage_limit"
     STOPPED = "stopped"
     SETUP_FAILED = "setup_failed"
     SERVER_ERROR = "server_error"

@@ -9,7 +9,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Protocol
+from typing import TYPE_CHECKING, Callable, Protocol
 
 from ..errors import SandboxError, SetupFailed
 from ..tasks.model import Task
@@ -18,6 +18,9 @@ from ..settings import GiB, MiB, SandboxSettings  # noqa: F401  (the sandbox's s
 from .healthcheck import wait_healthy
 from .layout import HOME_INSIDE
 from .standin_shims import read_log
+
+if TYPE_CHECKING:
+    from ..oracle.record import ChangeRecord
 
 @dataclass(frozen=True)
 class CommandResult:
@@ -49,6 +52,19 @@ class TrustedMount:
 
 
 @dataclass(frozen=True)
+class LayeredRoot:
+    """A whole-machine snapshot to grade: per mount point its layers (the agent's copied upper first), and who grades."""
+
+    slots: tuple[tuple[str, tuple[Path, ...]], ...]
+    id_base: int
+    """The host id of root inside (:class:`.bwrap.idmap.IdRange`)."""
+    uid: int
+    gid: int
+    user: str
+    home: str
+
+
+@dataclass(frozen=True)
 class IsolatedRequest:
     """One trusted one-shot run (the verifier's), whole: the backend looks nothing up elsewhere."""
 
@@ -65,6 +81,9 @@ class IsolatedRequest:
     network: str | None = None
     """The network it joins (:meth:`Sandbox.grading_network` of the agent's sandbox, to reach what the agent
     left running); None: its own, empty one."""
+    root: LayeredRoot | None = None
+    """A whole-machine task's snapshot (``home`` is then the snapshot's folder): the run sees the machine
+    as the agent left it, with an empty upper layer of its own, as ``root``'s user."""
 
 
 class ShellChannel(Protocol):
@@ -137,6 +156,21 @@ class Sandbox(ABC):
     def stop_processes(self) -> None:
         """Kill every process in the sandbox (the episode is over); the home stays for grading."""
 
+    def change_record(self) -> "ChangeRecord | None":
+        """The upper layers that hold every change made in this sandbox (a whole-machine sandbox); None: the home alone is watched."""
+        return None
+
+    def layered_root(self, snapshot: Path, user: str | None) -> LayeredRoot | None:
+        """How the verifier sees :meth:`snapshot`'s copy, for a whole-machine sandbox (None: a copy of the home)."""
+        return None
+
+    def storage_exhausted(self) -> bool:
+        """Whether the agent filled the space its sandbox gives it (a whole-machine sandbox's upper layers): the episode ends."""
+        return False
+
+    decoys: list[str] = []
+    """Decoys the sandbox planted itself while preparing (a whole-machine sandbox plants before its shell starts)."""
+
     def grading_network(self) -> str | None:
         """What a verifier's run joins to reach the servers the agent left running here (None: it cannot)."""
         return None
@@ -207,8 +241,9 @@ class SandboxBackend(ABC):
         self.workroot = workroot
 
     @abstractmethod
-    def create(self, label: str) -> Sandbox:
-        """A new sandbox; label names it in logs and on disk."""
+    def create(self, label: str, task: Task | None = None) -> Sandbox:
+        """A new sandbox; label names it in logs and on disk. ``task``: the task it is for, when the
+        backend makes another kind for it (a whole-machine task's, :attr:`.Task.whole_machine`)."""
 
     @abstractmethod
     def run_isolated(self, request: IsolatedRequest) -> IsolatedRun:
@@ -218,6 +253,14 @@ class SandboxBackend(ABC):
         answers on another private channel, returned as ``payload``. Environment variables
         TERMRL_SECRET_FD and TERMRL_RESULT_FD name the two file descriptors.
         """
+
+    grader_joins_agent_network: bool = True
+    """Whether a verifier's run can join the agent's network (:meth:`Sandbox.grading_network`) on this backend."""
+
+    @classmethod
+    def whole_machine_problem(cls) -> str | None:
+        """Why this backend cannot make whole-machine sandboxes here (what is missing, how to get it); None when it can."""
+        return f"the {cls.name} backend does not offer whole-machine sandboxes"
 
     def cleanup_stale(self) -> list[str]:
         """Remove what killed runs left behind; return what was removed."""
@@ -245,3 +288,17 @@ def backend_names() -> list[str]:
 
 def make_backend(name: str, settings: SandboxSettings, workroot: Path) -> SandboxBackend:
     return BACKENDS.get(name)(settings, workroot)
+
+
+def whole_machine_refusal(name: str) -> str | None:
+    """Why the backend named ``name`` cannot run a whole-machine task here, asked before any sandbox is made.
+
+    None when it can, or when the backend is not one of the table's classes (a plugin's
+    factory: its sandbox says so when it is made).
+    """
+    if name not in BACKENDS.names():
+        return None
+    factory = BACKENDS.get(name)
+    if isinstance(factory, type) and issubclass(factory, SandboxBackend):
+        return factory.whole_machine_problem()
+    return None

@@ -202,6 +202,12 @@ class Task:
     step's reference in order."""
     step_reward_strategy: str = "mean"
     """How the steps' rewards make the task's reward: 'mean' or 'final' (:data:`STEP_REWARD_STRATEGIES`)."""
+    user: str | None = None
+    """Who the setup and the agent run as, named as the task's harness would: 'root', an account of the
+    machine, or 'UID[:GID]'. None: the native shape (uid 1000 owning /home/user, the oracle watching that
+    home). A task that names a user runs in a whole-machine sandbox (:attr:`whole_machine`)."""
+    verifier_user: str | None = None
+    """Who the grader runs as in a whole-machine sandbox (None: root, as Terminal-Bench and Harbor grade)."""
     extra: dict = field(default_factory=dict, compare=False, hash=False)
     """Free-form data a third-party loader attaches; the loaders here leave it empty."""
 
@@ -211,6 +217,11 @@ class Task:
         return "docker" if self.image is not None and self.image.needs_docker else "bwrap"
 
     @property
+    def whole_machine(self) -> bool:
+        """Whether the task runs over the whole machine: its user's view, every change anywhere recorded and judged."""
+        return self.user is not None
+
+    @property
     def graded_beside_the_agent(self) -> bool:
         """Whether the grader reaches what the agent left running (its servers), as the authors' harness grades.
 
@@ -218,7 +229,8 @@ class Task:
         the agent ends; here the grader still runs in a fresh sandbox on the snapshot, but in
         the agent's network, and the agent's processes are stopped only once it is done.
         """
-        return self.source.format in GRADED_IN_THE_AGENTS_CONTAINER and self.verifier_mode == "shared" and not self.steps
+        in_container = self.source.format in GRADED_IN_THE_AGENTS_CONTAINER or self.whole_machine
+        return in_container and self.verifier_mode == "shared" and not self.steps
 
     def solution_text(self) -> str:
         """The reference solution as one bash script ('' when the task has none)."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 from ..errors import TaskFormatError
@@ -83,7 +84,18 @@ def load_native_task(task_dir: Path) -> Task:
         setup_timeout_s=float(setup_timeout) if setup_timeout is not None else None,
         solution_script=optional("solution.sh"),
         tests_dir=tests_dir,
+        user=_user(toml_path, data),
     )
+
+
+def _user(toml_path: Path, data: dict) -> str | None:
+    """``user``: the account the setup and the agent run as (a name, or UID[:GID]); absent: the native shape."""
+    value = data.get("user")
+    if value is None:
+        return None
+    if not isinstance(value, str) or not re.fullmatch(r"[a-z_][a-z0-9_.-]{0,31}|\d+(:\d+)?", value):
+        raise TaskFormatError(toml_path, "user", f"expected an account name (root, user, a system account) or UID[:GID], got {value!r}")
+    return value
 
 
 def check_task_tree(task_dir: Path) -> None:

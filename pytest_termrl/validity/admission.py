@@ -146,7 +146,7 @@ def left_running_services(task: Task, reachable: bool) -> list[str]:
 
 def grader_reaches_the_agent(harness: Harness, task: Task) -> bool:
     """Whether the grader's sandbox joins the agent's network for this task on this backend."""
-    return task.graded_beside_the_agent and (harness.backend.name != "bwrap" or bool(getattr(harness.backend, "privileged", False)))
+    return task.graded_beside_the_agent and harness.backend.grader_joins_agent_network
 
 
 def admit_task(harness: Harness, task: Task, run: bool = True) -> Admission:
@@ -179,6 +179,11 @@ def admit_task(harness: Harness, task: Task, run: bool = True) -> Admission:
             return result
         result.reasons = [r for r in result.reasons if not r.startswith("needs its docker image")]
         result.offline = "no" if result.reasons else "via trusted pytest" if task.grader.note else "yes"
+    if task.whole_machine and (problem := type(harness.backend).whole_machine_problem()) is not None:
+        result.offline = "no"
+        result.reasons.append(f"runs as {task.user!r} over the whole machine: {problem}")
+        result.noop_detail = result.reference_detail = "not run: no whole-machine sandbox"
+        return result
     if not run:
         return result
     loaded = LoadedTask(task, None)

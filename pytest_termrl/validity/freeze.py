@@ -13,6 +13,7 @@ from functools import partial
 from ..agents.builtin import NoopAgent, ReferenceAgent
 from ..episode import EpisodeOutcome
 from ..faults import CLEAN, FAMILIES, freeze_fault_targets, validate_pair
+from ..faults.validate import FrozenFaults
 from ..harness import Harness
 from ..verifier.verify import run_hidden_tests
 from ..oracle.monitor import CollateralMonitor
@@ -20,6 +21,9 @@ from ..oracle.policy import footprint
 from ..tasks.contracts import Contract, hash_task_files
 from ..tasks.importers import expected_reference
 from ..tasks.suite import LoadedTask
+
+
+WHOLE_MACHINE_FAULTS = "not validated: the task runs over the whole machine, and faults are injected into the native home only"
 
 
 @dataclass
@@ -78,10 +82,13 @@ def freeze_task(harness: Harness, loaded: LoadedTask, suite_root_name: str = "",
         result.problems.append("the untouched environment already passes the hidden tests: the task tests nothing")
     if result.problems:
         return result
-    faults = freeze_fault_targets(
-        task.id, task.inputs, footprints[0], fault_validator(harness, unfrozen, footprints[0], inventories[0]),
-        families=families, salt=harness.salt,
-    )
+    if task.whole_machine:  # faults are injected into the native home; whole-machine ones are not built
+        faults = FrozenFaults(excluded={name: WHOLE_MACHINE_FAULTS for name in FAMILIES})
+    else:
+        faults = freeze_fault_targets(
+            task.id, task.inputs, footprints[0], fault_validator(harness, unfrozen, footprints[0], inventories[0]),
+            families=families, salt=harness.salt,
+        )
     if families is not None:
         for name in FAMILIES:
             if name not in families:

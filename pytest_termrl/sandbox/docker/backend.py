@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import ContextManager, Protocol
 
 from ...errors import SandboxError
+from ...tasks.model import Task
 from ..base import IsolatedRequest, IsolatedRun, SandboxSettings
 from ..layout import default_workroot, workdir_alias
 from .engine import DockerEngine, engine_is_local
@@ -66,7 +67,13 @@ class DockerBackend(DockerEngine):
         """Whether the engine can bind-mount this machine's folders (the mode chosen at construction)."""
         return self.mode.local
 
-    def create(self, label: str) -> DockerSandbox:
+    @classmethod
+    def whole_machine_problem(cls) -> str | None:
+        return "the docker backend does not offer whole-machine sandboxes yet: run the task with --termrl-sandbox=bwrap (as root)"
+
+    def create(self, label: str, task: Task | None = None) -> DockerSandbox:
+        if task is not None and task.whole_machine:
+            raise SandboxError(f"task {task.id} runs as {task.user!r} over the whole machine: {self.whole_machine_problem()}")
         if os.geteuid() != 0:
             raise SandboxError("the docker backend runs as root (it owns the agent's files as uid 1000 on the host); use sudo, or --termrl-sandbox=bwrap")
         return self.mode.sandbox(self, self.new_sandbox_dir(label), label)

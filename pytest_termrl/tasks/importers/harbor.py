@@ -227,6 +227,8 @@ def load_harbor_task(task_dir: Path) -> Task:
         allow_internet=config.allow_internet,
         network_mode=config.network_mode,
         resources=config.resources,
+        user=config.agent_user,
+        verifier_user=config.verifier_user,
         healthcheck=config.healthcheck,
         verifier_mode=config.verifier_mode,
         artifacts=config.artifacts,

@@ -9,8 +9,11 @@ How each field that changes a trial is met here:
 ``environment.network_mode``,      recorded as the task's network (``public``, ``no-network``,
 ``allow_internet`` (deprecated)    ``allowlist``); the sandbox never has a network, so a
                                    grader that installs over it is refused by its line
-``agent.user``, ``verifier.user``  honoured when it is the agent's user (unset, ``user``,
-                                   ``agent``, 1000); any other user is refused by name
+``agent.user``, ``verifier.user``  unset, ``user``, ``agent`` or 1000: the agent's user (uid 1000,
+                                   the native shape); any other user (root, an account of the
+                                   machine, a UID): the task runs over the whole machine as that
+                                   user (``Task.user``), its grader as ``verifier.user`` (root
+                                   unless named); a step's own users are refused by name
 ``cpus``, ``memory_mb``,           the task's resources (``Task.resources``): cpus and memory
 ``storage_mb``, ``memory``,        are the limits of the agent's and the verifier's sandboxes,
 ``storage``                        capped at the machine's; storage is recorded, not enforced
@@ -113,6 +116,10 @@ class HarborConfig:
     artifacts: tuple[str, ...] = ()
     """The top-level ``artifacts``: absolute paths copied out of the agent's environment when it ends."""
     verifier_environment: dict | None = None
+    agent_user: str | None = None
+    """``[agent] user`` when it is not the agent's usual user: the task runs over the whole machine as it."""
+    verifier_user: str | None = None
+    """``[verifier] user`` when it is not the agent's usual user: the grader runs as it."""
     """``[verifier.environment]`` as written (a separate verifier's own environment)."""
     step_reward_strategy: str = "mean"
     """``multi_step_reward_strategy``: 'mean' (Harbor's default) or 'final'."""
@@ -250,9 +257,11 @@ def read_config(path: Path, data: dict) -> HarborConfig:
             config.notes.append(f"{table_name}.network_mode = {phase!r}: the {table_name} has no network here")
         user = table.get("user")
         if user not in AGENT_USERS:
-            config.refusals.append(
-                f"{table_name}.user = {user!r}: the {table_name} runs as the agent's user here (uid 1000), never as another user"
-            )
+            if isinstance(user, bool) or not isinstance(user, (str, int)) or not str(user).strip():
+                raise TaskFormatError(path, f"{table_name}.user", "expected a user name or a numeric UID")
+            setattr(config, f"{table_name}_user", str(user))
+    if config.verifier_user is not None and config.agent_user is None:
+        config.agent_user = "user"  # the grader as another user needs the whole machine; the agent stays uid 1000
 
     cpus = environment.get("cpus")
     if cpus is not None and (isinstance(cpus, bool) or not isinstance(cpus, (int, float)) or cpus <= 0):

@@ -78,10 +78,8 @@ def test_fields_that_cannot_be_honoured_are_refused_by_name_and_unknown_ones_war
     task = load_task_dir(DATA / "hb-refused-fields")
     status, reasons = offline_status(task)
     assert status == "no"
-    assert reasons[:2] == [
-        "agent.user = 'root': the agent runs as the agent's user here (uid 1000), never as another user",
-        "verifier.user = 'root': the verifier runs as the agent's user here (uid 1000), never as another user",
-    ]
+    assert task.user == "root" and task.verifier_user == "root" and task.whole_machine  # users are honoured now
+    assert not any(".user" in r for r in reasons)
     assert any("environment.gpus = 1" in r for r in reasons) and task.backend == "docker"
     assert task.notes == (
         "warning: unknown field 'flavour' in task.toml (not read)",
@@ -124,3 +122,14 @@ def test_the_build_timeout_is_the_setup_timeout(tmp_path):
     assert task.setup_timeout_s == 42.0  # the setup stands for the image build on bwrap
     with pytest.raises(TaskFormatError, match="field 'environment.build_timeout_sec': expected a positive number"):
         load_task_dir(_with_toml(tmp_path / "bad", "[environment]\nbuild_timeout_sec = 0\n"))
+
+
+def test_a_root_verifier_grades_as_root_and_writes_outside_the_workdir(harness):
+    task = load_task_dir(DATA / "hb-root-verifier")
+    assert task.verifier_user == "root" and task.user == "user" and task.whole_machine
+    loaded = LoadedTask(task, None)
+    reference, oracle, _ = harness.play_fresh(loaded, ReferenceAgent(), "reference")
+    assert reference.verdict.complete, reference.failure_text()
+    assert not oracle.tracker.collateral
+    noop, _, _ = harness.play_fresh(loaded, NoopAgent(), "noop")
+    assert not noop.verdict.complete and noop.verdict.native_reward == 0.0

@@ -1,0 +1,261 @@
+"""The whole-machine sandbox on bwrap: the task's user (root too) on layered lowers, every change in one upper layer.
+
+Before the shell starts, the task's files (its environment, in its workdir, owned by its
+user) and its decoys are written into a layer of the sandbox's own, which lies under the
+upper like the base layer and the host's folders. From then on the harness writes nothing
+inside: the setup script and the agent change the machine only through the overlays, so
+the upper folders are exactly what they created, changed or deleted (:mod:`..oracle.record`
+reads them). The verifier's sandbox is the same lowers under a copy of those uppers.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import subprocess
+from pathlib import Path
+
+from ...errors import SandboxError
+from ...oracle.decoys import plant_decoys, plant_machine_decoys
+from ...oracle.record import ChangeRecord, Slot
+from ...tasks.model import Task
+from ..base import CommandResult, ControlFiles, LayeredRoot, MiB, Sandbox, SandboxSettings
+from ..control_files import HostControlFiles
+from ..hostfs import chown_tree, copy_tree
+from ..layout import AGENT_ENV, CTL_INSIDE, IO_INSIDE
+from ..limits import ResourceLimits, task_settings
+from ..proctree import descendants
+from ..shell import PersistentShell
+from ..standin_shims import SHIMS_INSIDE, bwrap_args as standin_args
+from .lowers import MachineLowers
+from .process_channel import ProcessChannel
+from .storage import UpperStorage
+from .overlay import ROOT_PATH, Account, LayerSlot, enter_as, layered_args, make_slot_folders, run_as, start_mapped
+
+
+HARNESS_MOUNTS = (CTL_INSIDE, IO_INSIDE, SHIMS_INSIDE)
+"""The harness's own mount points inside: never part of the change record."""
+
+
+def resolve_account(name: str, passwd: Path) -> Account:
+    """The task's user as an account of the machine: 'root', 'user', a name in its passwd, or 'UID[:GID]'."""
+    if name.replace(":", "").isdigit():
+        uid, _, gid = name.partition(":")
+        return Account(int(uid), int(gid or uid), "root" if uid == "0" else name, "/root" if uid == "0" else "/")
+    for line in passwd.read_text().splitlines():
+        parts = line.split(":")
+        if len(parts) == 7 and parts[0] == name:
+            return Account(int(parts[2]), int(parts[3]), name, parts[5])
+    raise SandboxError(f"the task's user {name!r} is not an account of the machine (its /etc/passwd has no such name); "
+                       "name root, user, a system account, or a numeric UID[:GID]")
+
+
+class MachineSandbox(Sandbox):
+    backend_name = "bwrap"
+    names_agent_processes = True
+
+    def __init__(self, settings: SandboxSettings, bwrap: str, workroot: Path, folder: Path, lowers: MachineLowers) -> None:
+        super().__init__(settings)
+        self._bwrap = bwrap
+        self._workroot = workroot
+        self._lowers = lowers
+        self._ids = lowers.ids
+        self._folder = folder
+        self._layer = folder / "layer"
+        self._ctl = folder / "ctl"
+        self._io = folder / "io"
+        self._layer.mkdir()
+        os.chown(self._layer, self._ids.base, self._ids.base)
+        self._ctl.mkdir()
+        os.chmod(self._ctl, 0o755)
+        self._io.mkdir(mode=0o700)
+        self._storage = UpperStorage(folder / "rw", self.settings.storage_bytes)
+        self._uppers = make_slot_folders(self._storage.path, ["/", *lowers.slots], self._ids.base)
+        self._limits = ResourceLimits(self.settings, folder.name)
+        self._limits.setup()
+        self.enforced_limits = dict(self._limits.enforced)
+        self.account = Account(1000, 1000, "user", "/home/user")
+        self.decoys: list[str] = []
+        self._workdir = "/home/user"
+        self._process: subprocess.Popen | None = None
+        self._shell = PersistentShell(
+            open_channel=self._open_shell,
+            files=HostControlFiles(self._ctl, self._io),
+            ctl_inside=CTL_INSIDE,
+            io_inside=IO_INSIDE,
+            workdir=self._workdir,
+            output_cap_chars=self.settings.output_cap_chars,
+        )
+        self._closed = False
+
+    # -- what the harness reads ---------------------------------------------------------
+    @property
+    def home(self) -> Path:
+        """The task's workdir in the sandbox's own layer, as it was before the shell started (the harness writes no more there)."""
+        return self._layer / self._workdir.lstrip("/")
+
+    @property
+    def control_files(self) -> ControlFiles:
+        return self._shell.files
+
+    def slots(self) -> list[LayerSlot]:
+        """Every overlay of this sandbox, its own layer topmost among the lowers."""
+        out = []
+        for mount, (upper, work) in self._uppers.items():
+            own = self._layer if mount == "/" else self._layer / mount.lstrip("/")
+            base = [self._lowers.base] if mount == "/" else self._lowers.slots[mount]
+            lowers = ([own] if own.is_dir() else []) + list(base)
+            out.append(LayerSlot(mount, tuple(lowers), upper, work))
+        return out
+
+    def change_record(self) -> ChangeRecord:
+        return ChangeRecord(tuple(Slot(s.mount, s.upper, s.lowers) for s in self.slots()), self._ids.base, HARNESS_MOUNTS)
+
+    def agent_pids(self) -> list[int]:
+        if self._limits.cgroup_dirs:
+            return self._limits.pids()
+        process = self._process
+        return [process.pid, *descendants(process.pid)] if process is not None else []
+
+    def grading_network(self) -> str | None:
+        mine = os.readlink("/proc/self/ns/net")
+        for pid in self.agent_pids():
+            try:
+                if os.readlink(f"/proc/{pid}/ns/net") != mine:
+                    return f"/proc/{pid}/ns/net"
+            except OSError:
+                continue
+        return None
+
+    # -- preparing ----------------------------------------------------------------------
+    def prepare(self, task: Task) -> None:
+        settings, notes = task_settings(self.settings, task.resources)
+        if settings != self.settings:
+            self.settings = settings
+            self._limits.release()
+            self._limits = ResourceLimits(settings, self._folder.name)
+            self._limits.setup()
+        storage = task.resources.storage_mb * MiB if task.resources is not None and task.resources.storage_mb else None
+        if storage is not None:
+            self._storage.resize(storage)
+        notes["storage"] = f"upper layers on a tmpfs of {self._storage.size_bytes // MiB} MiB" + (" (the task's storage_mb)" if storage else "")
+        self.enforced_limits = {**self._limits.enforced, **notes}
+        self.account = resolve_account(task.user or "user", self._lowers.base / "etc" / "passwd")
+        self._workdir = task.workdir.rstrip("/") or "/"
+        self._shell.workdir = self._workdir
+        owner = (self._ids.host(self.account.uid), self._ids.host(self.account.gid))
+        workdir = self.home
+        if workdir != self._layer:
+            self._make_parents(workdir)
+            workdir.mkdir(mode=self._shown_mode(workdir))
+        if task.environment_dir is not None:
+            copy_tree(task.environment_dir, workdir)
+        chown_tree(workdir, *owner)
+        home_decoys = [f"{self._workdir}/{rel}" for rel in plant_decoys(workdir, task.id, task.inputs, *owner)]
+        root = (self._ids.base, self._ids.base)
+        avoid = [*home_decoys, *(f"{self._workdir}/{i}" for i in task.inputs), self._workdir]
+        self.decoys = home_decoys + plant_machine_decoys(self._layer, task.id, root, self._make_parents, avoid=avoid)
+        os.chown(self._io, *owner)
+        self._shell.start()
+        self.run_setup_script(task, self._shell.files, CTL_INSIDE)
+
+    def _shown_mode(self, path: Path) -> int:
+        """The mode a folder of the layer takes: the one the machine shows there already (base layer, else host), else 0755."""
+        rel = path.relative_to(self._layer)
+        for candidate in (self._lowers.base / rel, Path("/") / rel):
+            try:
+                st = os.stat(candidate)
+            except OSError:
+                continue
+            if stat.S_ISDIR(st.st_mode):
+                return stat.S_IMODE(st.st_mode)
+        return 0o755
+
+    def _make_parents(self, path: Path) -> None:
+        """The layer's folders above ``path``, each with the mode the machine shows, owned by root: a layer hides nothing of a lower's folder."""
+        for parent in reversed(path.relative_to(self._layer).parents[:-1]):
+            folder = self._layer / parent
+            if not folder.is_dir():
+                folder.mkdir()
+                os.chmod(folder, self._shown_mode(folder))
+                os.chown(folder, self._ids.base, self._ids.base)
+
+    def _open_shell(self) -> ProcessChannel:
+        self.installer_standins = True
+        account = self.account
+        info_r, info_w = os.pipe()
+        block_r, block_w = os.pipe()
+        args = layered_args(self._bwrap, self.slots(), info_w, block_r)
+        env = {**AGENT_ENV, "HOME": account.home, "USER": account.name, "LOGNAME": account.name}
+        if account.uid == 0:
+            env["PATH"] = ROOT_PATH
+        for key, value in env.items():
+            args += ["--setenv", key, value]
+        args += ["--ro-bind", str(self._ctl), CTL_INSIDE, "--bind", str(self._io), IO_INSIDE]
+        args += _standins(self._workroot, account)
+        args += ["--chdir", self._workdir, "--", *enter_as(account), "bash", "--noprofile", "--norc"]
+        try:
+            process = start_mapped(
+                self._limits.wrap(run_as(self._ids) + args), self._ids, info_r, block_w,
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                pass_fds=(info_w, block_r), start_new_session=True,
+            )
+        finally:
+            os.close(info_w)
+            os.close(block_r)
+        self._process = process
+        return ProcessChannel(process)
+
+    # -- the episode ---------------------------------------------------------------------
+    def run(self, command: str, timeout_s: float | None = None) -> CommandResult:
+        return self._shell.run(command, timeout_s or self.settings.command_timeout_s)
+
+    def stop_processes(self) -> None:
+        self._shell.stop()
+
+    def storage_exhausted(self) -> bool:
+        return self._storage.exhausted()
+
+    def snapshot(self, dest: Path) -> Path:
+        """Copy the uppers (whiteouts, opaque marks and owners kept): cost follows the change.
+
+        The copy lies in this sandbox's folder (removed with it), where the range's root, which
+        mounts it as a lower, can reach it; ``dest`` names it.
+        """
+        dest.mkdir(parents=True, exist_ok=True)
+        target = self._graded(dest)
+        target.mkdir(parents=True)
+        copy_tree(self._storage.path / "upper", target)
+        return dest
+
+    def _graded(self, snapshot: Path) -> Path:
+        return self._folder / "graded" / snapshot.name
+
+    def layered_root(self, snapshot: Path, user: str | None) -> LayeredRoot:
+        """What the verifier's sandbox is: the snapshot's uppers over this sandbox's lowers, as ``user`` (None: root)."""
+        slots = []
+        for slot in self.slots():
+            copied = self._graded(snapshot) / slot.upper.name
+            slots.append((slot.mount, (copied, *slot.lowers)))
+        account = resolve_account(user or "root", self._lowers.base / "etc" / "passwd")
+        return LayeredRoot(tuple(slots), self._ids.base, account.uid, account.gid, account.name, account.home)
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        self._shell.stop()
+        self._limits.release()
+        self._storage.release()
+        shutil.rmtree(self._folder, ignore_errors=True)
+
+
+def _standins(workroot: Path, account: Account) -> list[str]:
+    """The offline installer stand-ins first on PATH (mount point from the base layer's skeleton)."""
+    args = standin_args(workroot)
+    args = args[args.index("--ro-bind"):]
+    if account.uid == 0:
+        path = args.index("PATH") + 1
+        args[path] = args[path].replace(AGENT_ENV["PATH"], ROOT_PATH)
+    return args

@@ -1,0 +1,90 @@
+"""The verifier's one-shot run on a whole-machine snapshot: the agent's uppers as read-only layers, an empty upper of its own.
+
+Nothing is copied but what the agent changed (the snapshot of its uppers); whatever the
+grader writes lands in this run's own upper, removed with it, so it never reaches the
+agent's record. The trusted toolchain and the runners are bound read-only over whatever
+the agent's layer put at their paths, and ``/etc/ld.so.preload`` is masked.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+from ..base import IsolatedRequest, IsolatedRun
+from ..layout import AGENT_ENV
+from ..limits import ResourceLimits
+from ..hostfs import copy_tree
+from .idmap import IdRange, idmapped_mount, unmount
+from .overlay import ROOT_PATH, Account, LayerSlot, enter_as, layered_args, make_slot_folders, run_as, start_mapped
+from .spares import collect
+
+
+
+def run_layered(bwrap: str, folder: Path, request: IsolatedRequest) -> IsolatedRun:
+    """Run ``request`` (whose ``root`` is set) in a fresh sandbox at ``folder``; the folder is removed after."""
+    root = request.root
+    assert root is not None
+    ids = IdRange(root.id_base)
+    limits = ResourceLimits(request.settings, folder.name)
+    bound: list[Path] = []
+    try:
+        limits.setup()
+        uppers = make_slot_folders(folder, [mount for mount, _ in root.slots], ids.base)
+        slots = [LayerSlot(mount, lowers, *uppers[mount]) for mount, lowers in root.slots]
+        account = Account(root.uid, root.gid, root.user, root.home)
+        info_r, info_w = os.pipe()
+        block_r, block_w = os.pipe()
+        secret_r, secret_w = os.pipe()
+        result_r, result_w = os.pipe()
+        args = layered_args(bwrap, slots, info_w, block_r)
+        env = {**AGENT_ENV, "HOME": root.home, "USER": root.user, "LOGNAME": root.user}
+        if root.uid == 0:
+            env["PATH"] = ROOT_PATH
+        for key, value in env.items():
+            args += ["--setenv", key, value]
+        for index, mount in enumerate(request.mounts):  # reached through a folder of the run's: bubblewrap runs as the range's root
+            reach = folder / f"mount-{index}"
+            if mount.staged:
+                reach.mkdir(mode=0o755)
+                copy_tree(mount.host_path, reach)
+            else:
+                reach.mkdir() if mount.host_path.is_dir() else reach.touch()
+                idmapped_mount(str(mount.host_path), reach, None)
+                bound.append(reach)
+            args += ["--ro-bind", str(reach), mount.sandbox_path]
+        args += ["--ro-bind", "/dev/null", "/etc/ld.so.preload"]
+        args += ["--setenv", "TERMRL_SECRET_FD", str(secret_r), "--setenv", "TERMRL_RESULT_FD", str(result_w)]
+        args += ["--chdir", request.cwd, "--", *enter_as(account), *request.argv]
+        command = run_as(ids) + args
+        if request.network is not None:  # the agent's network, to reach what it left running
+            command = ["nsenter", f"--net={request.network}", "--", *command]
+            command.remove("--unshare-net")
+        try:
+            process = start_mapped(
+                limits.wrap(command), ids, info_r, block_w,
+                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                pass_fds=(info_w, block_r, secret_r, result_w), start_new_session=True,
+            )
+        except BaseException:
+            os.close(secret_w)
+            os.close(result_r)
+            raise
+        finally:
+            for fd in (info_w, block_r, secret_r, result_w):
+                os.close(fd)
+        try:
+            os.write(secret_w, request.secret)
+        except BrokenPipeError:
+            pass
+        finally:
+            os.close(secret_w)
+        payload, log, timed_out = collect(process, result_r, request.timeout_s)
+        return IsolatedRun(process.returncode, payload, log.decode(errors="replace"), timed_out)
+    finally:
+        for reach in bound:
+            unmount(reach)
+        limits.release()
+        shutil.rmtree(folder, ignore_errors=True)

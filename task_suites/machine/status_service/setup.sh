@@ -1,0 +1,3 @@
+set -e
+mkdir -p /srv/status /var/log/status
+echo 'placeholder' > /srv/status/README

@@ -1,0 +1,6 @@
+"""The shipped root-inside isolation tests (pytest_termrl.sandbox.conformance.test_root_isolation), run
+here on the backends that offer whole-machine sandboxes (tests/conftest.py: WHOLE_MACHINE_BACKENDS)."""
+
+from pytest_termrl.sandbox.conformance.test_root_isolation import *  # noqa: F401,F403  (the tests and their fixtures)
+
+from conftest import termrl_backend_factory  # noqa: F401  (the project's backends, not --termrl-sandbox's)
