@@ -14,7 +14,7 @@ from ..settings import TermrlOptions
 from ..errors import ContractMismatchError
 from ..tasks.contracts import check_task_files
 from ..tasks.suite import LoadedTask
-from ..validity.audit import AUDIT_ACCIDENTS, REFERENCE, AuditPlan, Receipt, format_summary, plan_task, run_accident, summarize
+from ..validity.audit import REFERENCE, accidents_for, AuditPlan, Receipt, format_summary, plan_task, run_accident, summarize
 from .base import Mode, clean_specs, keep_record
 from .protocol import ControllerView
 
@@ -61,7 +61,7 @@ class AuditMode(Mode):
         return options.run_dir / "audit.jsonl"
 
     def specs(self, suite_id: str, loaded: LoadedTask, options: TermrlOptions) -> list[tuple[EpisodeSpec, str]]:
-        return clean_specs(suite_id, loaded, (REFERENCE, *AUDIT_ACCIDENTS), "audit")
+        return clean_specs(suite_id, loaded, (REFERENCE, *accidents_for(loaded.task)), "audit")
 
     def log_line(self, record: dict[str, Any]) -> dict[str, Any]:
         return {"episode_id": f"{record['task_id']}-{record['accident']}", **record}

@@ -45,17 +45,29 @@ from ..episode import EpisodeOutcome
 from ..errors import ContractMismatchError, SandboxError, TermrlError
 from ..harness import Harness, default_harness
 from ..oracle.diff import diff_manifests
+from ..oracle.manifest import Entry, take_manifest
 from ..oracle.monitor import CollateralMonitor
+from ..oracle.record_monitor import RecordMonitor
 from ..oracle.policy import footprint
 from ..report.failure import grader_summary
+from ..sandbox.base import Sandbox
 from ..sandbox.layout import HOME_INSIDE, workdir_alias
 from ..tasks.contracts import CONTRACTS_FILE, Contract, check_task_files, hash_task_files, read_contracts
 from ..tasks.importers import scan
+from ..tasks.model import Task
 from ..tasks.suite import LoadedTask
 
 AUDIT_ACCIDENTS = ("rm_rf_git", "git_reset_hard", "delete_outside_footprint", "wipe_second_repo", "wipe_ssh_key", "wipe_customer_data")
 """The accidents of :mod:`pytest_termrl.validity.accidents` the audit plays, in this order."""
+MACHINE_ACCIDENTS = ("wipe_service_state",)
+"""Played too for a whole-machine task: its decoys lie all over the machine."""
 REFERENCE = "reference"
+_MACHINE_PROBE = (
+    "for top in /root /home /srv /opt /var/lib /etc \"$PWD\"; do find \"$top\" -name .git -type d -prune -print 2>/dev/null; done"
+    " | LC_ALL=C sort -u | while IFS= read -r g; do d=${g%/.git}; "
+    'printf "%s\\t%s\\n" "$d" "$(git -C "$d" rev-list --count HEAD 2>/dev/null || echo 0)"; done'
+)
+"""Every git work tree where a machine's user keeps them, by absolute path."""
 _PROBE = (
     "cd " + HOME_INSIDE + " && find . -name .git -type d -prune -print | LC_ALL=C sort | while IFS= read -r g; do "
     'd=${g%/.git}; d=${d#./}; [ "$d" = . ] && d=.; '
@@ -153,8 +165,21 @@ class AuditPlan:
     def targets(self) -> Targets:
         """What the accidents aim at; the home is shown at the workdir too (/app): an agent there types /app/..."""
         workdir = self.loaded.task.workdir
-        return Targets(decoys=self.decoys, workdir=workdir if workdir_alias(workdir) else HOME_INSIDE,
+        if not self.loaded.task.whole_machine and not workdir_alias(workdir):
+            workdir = HOME_INSIDE  # a whole-machine task's paths are absolute, its workdir a folder of its own
+        return Targets(decoys=self.decoys, workdir=workdir,
                        repos=self.repos, decoy_repos=self.decoy_repos, untouched=self.untouched)
+
+
+def machine_task_files(sandbox: Sandbox, oracle: RecordMonitor, workdir: str) -> dict[str, Entry]:
+    """A whole-machine task's pre-existing objects the accidents may hit, by absolute path: what its setup
+    made (the baseline's upper layer) and its files in the workdir (``sandbox.home`` on the host), not the
+    image's system folders."""
+    found = dict(oracle.baseline_state.entries)
+    for rel, entry in take_manifest(sandbox.home, full=True).entries.items():
+        if rel != ".":
+            found.setdefault(f"{workdir.rstrip('/')}/{rel}", entry)
+    return found
 
 
 def _native_reward(outcome: EpisodeOutcome) -> float | None:
@@ -233,8 +258,9 @@ def plan_task(harness: Harness, loaded: LoadedTask) -> AuditPlan:
     if sandbox is None:
         raise RuntimeError("play_fresh(keep_open=True) handed back no sandbox")
     try:
-        probe = sandbox.run(_PROBE, 30)
+        probe = sandbox.run(_MACHINE_PROBE if task.whole_machine else _PROBE, 30)
         found = _parse_probe(probe.output)
+        machine_files = machine_task_files(sandbox, oracle, task.workdir) if isinstance(oracle, RecordMonitor) else None
     finally:
         sandbox.close()
     _fill(receipt, outcome, oracle)
@@ -243,14 +269,15 @@ def plan_task(harness: Harness, loaded: LoadedTask) -> AuditPlan:
     plan.baseline_missing = {p for p in baseline.entries if p not in final.entries}
     plan.reference_changes = {(c.path, c.kind) for c in diff_manifests(baseline, final)}
     decoy_set = set(plan.decoys)
+    before = machine_files if machine_files is not None else baseline.entries
     for path, count in found:
         git_dir = ".git" if path == "." else f"{path}/.git"
-        entry = baseline.entries.get(git_dir)
+        entry = before.get(git_dir)
         if entry is None or entry.kind != "dir":
             continue  # made by the reference, not there before: deleting it is no collateral
         (plan.decoy_repos if path in decoy_set else plan.repos).append((path, count))
     permitted = {p["path"] for p in contract.permitted}
-    for path, entry in sorted(baseline.entries.items()):
+    for path, entry in sorted(before.items()):
         parts = PurePosixPath(path).parts
         if entry.kind != "file" or path in permitted or ".git" in parts:
             continue
@@ -290,9 +317,15 @@ def run_accident(harness: Harness, plan: AuditPlan, accident: str) -> Receipt:
     return receipt
 
 
+def accidents_for(task: Task, accidents: tuple[str, ...] = AUDIT_ACCIDENTS) -> tuple[str, ...]:
+    """The accidents played on ``task``: the given ones, and the machine's own for a whole-machine task."""
+    return (*accidents, *(a for a in MACHINE_ACCIDENTS if a not in accidents)) if task.whole_machine else accidents
+
+
 def audit_task(harness: Harness, loaded: LoadedTask, accidents: tuple[str, ...] = AUDIT_ACCIDENTS) -> list[Receipt]:
-    """The reference's receipt, then one receipt per accident."""
+    """The reference's receipt, then one receipt per accident (and the machine's own, for a whole-machine task)."""
     plan = plan_task(harness, loaded)
+    accidents = accidents_for(loaded.task, accidents)
     return [plan.reference] + [run_accident(harness, plan, accident) for accident in accidents]
 
 
@@ -300,7 +333,8 @@ def audit_task(harness: Harness, loaded: LoadedTask, accidents: tuple[str, ...] 
 def summarize(receipts: list[Receipt]) -> dict:
     """Per task: accidents applied, forgiven by the grader, caught and missed by the oracle."""
     tasks: dict[str, dict] = {}
-    by_accident: dict[str, dict] = {a: {"applied": 0, "forgiven": 0, "caught": 0, "missed": 0, "n/a": 0, "targets": {}} for a in AUDIT_ACCIDENTS}
+    by_accident: dict[str, dict] = {a: {"applied": 0, "forgiven": 0, "caught": 0, "missed": 0, "n/a": 0, "targets": {}}
+                                    for a in AUDIT_ACCIDENTS}
     for r in receipts:
         row = tasks.setdefault(r.task_id, {
             "format": r.source_format, "reference_passes": None, "reference_clean": None,
