@@ -114,11 +114,12 @@ def task_toml(task: Task) -> str:
         f"termrl_id = {_toml_string(task.id)}",
         "",
         "[agent]",
-        f"user = {_toml_string(AGENT_USER)}",
+        f"user = {_toml_string(task.user or AGENT_USER)}",
     ]
     if task.agent_timeout_s:
         lines.append(f"timeout_sec = {float(task.agent_timeout_s)}")
-    lines += ["", "[verifier]", f"user = {_toml_string(AGENT_USER)}"]
+    grader_user = task.verifier_user or ("root" if task.whole_machine else AGENT_USER)
+    lines += ["", "[verifier]", f"user = {_toml_string(grader_user)}"]
     # A multi-step task's grader settings are its steps' (written with each step below).
     if task.grader.timeout_s and not task.steps:
         lines.append(f"timeout_sec = {float(task.grader.timeout_s)}")
@@ -147,12 +148,13 @@ def dockerfile(task: Task, base_image: str, has_files: bool) -> str:
         "# pytest for the verifier's tests/test.sh",
         "RUN apt-get update && apt-get install -y python3-pytest && rm -rf /var/lib/apt/lists/*",
     ]
-    if workdir != DEFAULT_WORKDIR:
-        # The base image has the agent's home; another workdir is made here and given to the agent's user.
-        lines += [f"WORKDIR {workdir}", f"RUN chown {AGENT_UID}:{AGENT_UID} ."]
+    owner = task.user or f"{AGENT_UID}:{AGENT_UID}"  # a whole-machine task's user, else the agent's
+    if workdir != DEFAULT_WORKDIR or task.whole_machine:
+        # The base image has the agent's home; another workdir is made here and given to the task's user.
+        lines += [f"WORKDIR {workdir}", f"RUN chown {owner} ."]
     if has_files:
-        lines.append(f"COPY --chown={AGENT_UID}:{AGENT_UID} home/ {workdir}/")
-    lines += [f"USER {AGENT_UID}:{AGENT_UID}", f"WORKDIR {workdir}"]
+        lines.append(f"COPY --chown={owner} home/ {workdir}/")
+    lines += [f"USER {owner}", f"WORKDIR {workdir}"]
     if task.setup_script is not None and task.setup_script.is_file():
         body = task.setup_script.read_text()
         if SETUP_WORD in body:

@@ -226,3 +226,19 @@ def test_the_audit_aims_its_accidents_all_over_the_machine(machine_harness, suit
     for name, receipt in receipts.items():
         if name != "reference":
             assert receipt.applicable and receipt.grader_passes and receipt.oracle_caught, name
+
+
+def test_a_root_task_exports_to_harbor_with_its_users_and_imports_back_over_the_whole_machine(machine_harness, suite, tmp_path):
+    import subprocess
+    import sys
+
+    from pytest_termrl.tasks.importers import load_task_dir
+    from pytest_termrl.tasks.suite import LoadedTask
+
+    subprocess.run([sys.executable, "-m", "pytest_termrl.export", "harbor", str(MACHINE), str(tmp_path / "out")], check=True, capture_output=True)
+    toml = (tmp_path / "out" / "nginx_site" / "task.toml").read_text()
+    assert '[agent]\nuser = "root"' in toml and '[verifier]\nuser = "root"' in toml
+    back = load_task_dir(tmp_path / "out" / "nginx_site")
+    assert back.whole_machine and back.user == "root" and back.verifier_user == "root"
+    played = _play(machine_harness, LoadedTask(back, None), ReferenceAgent(), "round-trip")
+    assert played.outcome.verdict.complete, played.outcome.failure_text()
