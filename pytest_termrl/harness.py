@@ -23,6 +23,10 @@ from .settings import COMMAND_TIMEOUT_S, OUTPUT_CAP_CHARS, TEST_TIMEOUT_S, Termr
 from .tasks.suite import LoadedTask
 
 
+Oracle = CollateralMonitor | RecordMonitor
+"""The collateral oracle of an episode: over the home (:class:`CollateralMonitor`) or the whole machine's change record."""
+
+
 @dataclass
 class Harness:
     backend: SandboxBackend
@@ -83,7 +87,7 @@ class Harness:
         s = sandbox.settings
         return FAMILIES[family].inject(sandbox.home, target, s.agent_uid, s.agent_gid, salt=self.salt)
 
-    def watch(self, loaded: LoadedTask, sandbox: Sandbox, fault: FaultState | None = None) -> CollateralMonitor | RecordMonitor:
+    def watch(self, loaded: LoadedTask, sandbox: Sandbox, fault: FaultState | None = None) -> Oracle:
         """Plant the task's decoys, take the baseline manifest and start the collateral oracle.
 
         Called after any fault was injected, so the fault's own changes are in the baseline,
@@ -124,7 +128,7 @@ class Harness:
         loaded: LoadedTask,
         sandbox: Sandbox,
         agent: Agent,
-        oracle: CollateralMonitor | None = None,
+        oracle: Oracle | None = None,
         fault: FaultState | None = None,
         monitors: Sequence[EpisodeMonitor] = (),
     ) -> EpisodeOutcome:
@@ -179,7 +183,7 @@ class Played(NamedTuple):
     """What :meth:`Harness.play_fresh` hands back: the outcome, its collateral oracle, the sandbox if kept open."""
 
     outcome: EpisodeOutcome
-    oracle: CollateralMonitor
+    oracle: Oracle
     sandbox: Sandbox | None
 
 

@@ -43,10 +43,9 @@ from .accidents import Aimed, Targets, aim
 from ..agents.builtin import CommandsAgent, ReferenceAgent
 from ..episode import EpisodeOutcome
 from ..errors import ContractMismatchError, SandboxError, TermrlError
-from ..harness import Harness, default_harness
+from ..harness import Harness, default_harness, Oracle
 from ..oracle.diff import diff_manifests
 from ..oracle.manifest import Entry, take_manifest
-from ..oracle.monitor import CollateralMonitor
 from ..oracle.record_monitor import RecordMonitor
 from ..oracle.policy import footprint
 from ..report.failure import grader_summary
@@ -192,7 +191,7 @@ def _native_reward(outcome: EpisodeOutcome) -> float | None:
     return 1.0 if verdict.complete else 0.0
 
 
-def _fill(receipt: Receipt, outcome: EpisodeOutcome, oracle: CollateralMonitor) -> None:
+def _fill(receipt: Receipt, outcome: EpisodeOutcome, oracle: Oracle) -> None:
     verdict = outcome.verdict
     receipt.grader_passes = bool(verdict is not None and verdict.complete)
     receipt.grader_reward = _native_reward(outcome)

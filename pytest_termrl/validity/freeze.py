@@ -14,9 +14,8 @@ from ..agents.builtin import NoopAgent, ReferenceAgent
 from ..episode import EpisodeOutcome
 from ..faults import CLEAN, FAMILIES, freeze_fault_targets, validate_pair
 from ..faults.validate import FrozenFaults
-from ..harness import Harness
+from ..harness import Harness, Oracle
 from ..verifier.verify import run_hidden_tests
-from ..oracle.monitor import CollateralMonitor
 from ..oracle.policy import footprint
 from ..tasks.contracts import Contract, hash_task_files
 from ..tasks.importers import expected_reference
@@ -40,7 +39,7 @@ class FreezeResult:
         }
 
 
-def _play(harness: Harness, loaded: LoadedTask, agent_name: str, index: int) -> tuple[EpisodeOutcome, CollateralMonitor]:
+def _play(harness: Harness, loaded: LoadedTask, agent_name: str, index: int) -> tuple[EpisodeOutcome, Oracle]:
     agent = ReferenceAgent() if agent_name == "reference" else NoopAgent()
     outcome, oracle, _ = harness.play_fresh(loaded, agent, f"{agent_name}{index}")
     return outcome, oracle

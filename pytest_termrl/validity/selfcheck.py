@@ -13,8 +13,7 @@ from pathlib import PurePosixPath
 from .accidents import Aimed, Targets, aim, q
 from ..agents.builtin import CommandsAgent, NoopAgent, ReferenceAgent
 from ..episode import EpisodeOutcome
-from ..harness import Harness
-from ..oracle.monitor import CollateralMonitor
+from ..harness import Harness, Oracle
 from ..oracle.policy import footprint
 from ..tasks.suite import LoadedTask
 
@@ -42,7 +41,7 @@ class CheckResult:
         return {"task_id": self.task_id, "check": self.check, "ok": self.ok, "detail": self.detail, **self.data}
 
 
-def _play(harness: Harness, loaded: LoadedTask, agent, label: str) -> tuple[EpisodeOutcome, CollateralMonitor]:
+def _play(harness: Harness, loaded: LoadedTask, agent, label: str) -> tuple[EpisodeOutcome, Oracle]:
     outcome, oracle, _ = harness.play_fresh(loaded, agent, label)
     return outcome, oracle
 

@@ -196,7 +196,7 @@ class MachineLowers:
 
 def unmount_stale(workroot: Path, owner_alive) -> list[str]:
     """Detach the idmapped mounts a killed run left in its lowers' folder, so its removal never reaches a host folder."""
-    removed = []
+    removed: list[str] = []
     try:
         lines = Path("/proc/self/mountinfo").read_text().splitlines()
     except OSError:

@@ -242,3 +242,49 @@ def test_a_root_task_exports_to_harbor_with_its_users_and_imports_back_over_the_
     assert back.whole_machine and back.user == "root" and back.verifier_user == "root"
     played = _play(machine_harness, LoadedTask(back, None), ReferenceAgent(), "round-trip")
     assert played.outcome.verdict.complete, played.outcome.failure_text()
+
+
+def test_a_killed_run_leaves_no_mount_and_no_folder_after_the_next_cleanup(tmp_path):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from pytest_termrl.sandbox.bwrap.backend import BwrapBackend
+    from pytest_termrl.sandbox.layout import default_workroot
+    from pytest_termrl.settings import SandboxSettings
+
+    script = tmp_path / "hold.py"
+    script.write_text(
+        "import sys, time\nfrom pathlib import Path\n"
+        "from pytest_termrl.sandbox.bwrap.backend import BwrapBackend\n"
+        "from pytest_termrl.settings import SandboxSettings\n"
+        "from pytest_termrl.tasks.model import Task\n"
+        "task = Task(id='held', title='h', instruction='-', root=Path('/tmp'), user='root', workdir='/root')\n"
+        "backend = BwrapBackend(SandboxSettings())\n"
+        "sandbox = backend.create('held', task)\n"
+        "sandbox.prepare(task)\n"
+        "sandbox.run('echo x > /etc/held')\n"
+        "print('ready', flush=True)\n"
+        "time.sleep(600)\n"
+    )
+    holder = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "ready"
+        prefix = f"{default_workroot()}/sbx-{holder.pid}-"
+        mounts = [line.split()[4] for line in Path("/proc/self/mountinfo").read_text().splitlines() if line.split()[4].startswith(prefix)]
+        assert any("/host/usr" in m for m in mounts) and any(m.endswith("/rw") for m in mounts)
+    finally:
+        holder.send_signal(signal.SIGKILL)
+        holder.wait()
+    time.sleep(0.2)
+    backend = BwrapBackend(SandboxSettings())
+    try:
+        removed = backend.cleanup_stale()
+    finally:
+        backend.close()
+    assert any(path.startswith(prefix) for path in removed)
+    left = [line.split()[4] for line in Path("/proc/self/mountinfo").read_text().splitlines() if line.split()[4].startswith(prefix)]
+    assert left == []
+    assert not list(Path(default_workroot()).glob(f"sbx-{holder.pid}-*"))
+    assert os.path.isdir("/usr/bin") and os.listdir("/usr/bin"), "the host's folders are untouched"
