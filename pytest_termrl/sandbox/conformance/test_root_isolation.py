@@ -36,8 +36,9 @@ def root_sandbox(termrl_backend_factory, tmp_path) -> Iterator[Callable[..., obj
     """``root_sandbox()``: a prepared whole-machine sandbox whose shell runs as root; all closed at teardown."""
     made = []
 
-    def make(user: str = "root"):
-        backend = termrl_backend_factory(SandboxSettings(command_timeout_s=20.0))
+    def make(user: str = "root", **settings):
+        settings.setdefault("command_timeout_s", 20.0)
+        backend = termrl_backend_factory(SandboxSettings(**settings))
         made.append(backend)
         task = root_task(tmp_path, user)
         sandbox = backend.create("root", task)
@@ -227,3 +228,33 @@ def test_no_process_is_left_after_close(termrl_backend_factory, tmp_path):  # no
     finally:
         backend.close()
         subprocess.run(["pkill", "-f", marker], check=False)
+
+
+def test_roots_fork_bomb_is_contained_and_the_sandbox_survives(root_sandbox):
+    sandbox = root_sandbox(max_processes=64)
+    assert "processes" in sandbox.enforced_limits
+    result = sandbox.run(":(){ :|:& };:; sleep 5", timeout_s=3)
+    assert result.timed_out
+    after = sandbox.run("ps -e -o pid= | wc -l", timeout_s=10)
+    assert after.exit_code == 0 and int(after.output.split()[0]) < 10
+
+
+def test_roots_memory_hog_is_killed_and_the_sandbox_survives(root_sandbox):
+    sandbox = root_sandbox(memory_bytes=256 * 1024 * 1024)
+    assert "memory" in sandbox.enforced_limits
+    result = sandbox.run(
+        "python3 -c 'b = bytearray(768 * 1024 * 1024); b[::4096] = b\"x\" * len(b[::4096]); print(\"ALLOC\" + \"ATED\")'",
+        timeout_s=30,
+    )
+    assert "ALLOCATED" not in result.output
+    assert sandbox.run("echo ok").output == "ok\n"
+
+
+def test_roots_disk_is_the_upper_layers_limit_and_the_host_fills_nothing(root_sandbox):
+    sandbox = root_sandbox(storage_bytes=32 * 1024 * 1024)
+    before = os.statvfs(Path(sandbox.change_record().slots[0].upper).parent)
+    result = sandbox.run("dd if=/dev/zero of=/var/fill bs=1M count=128 2>&1; echo rc=$?")
+    assert "No space left on device" in result.output and "rc=0" not in result.output
+    assert sandbox.storage_exhausted()
+    assert before.f_blocks * before.f_frsize <= 33 * 1024 * 1024, "the upper layers lie on a file system of the limit's size"
+    assert sandbox.run("rm /var/fill && echo freed").output.strip() == "freed"
