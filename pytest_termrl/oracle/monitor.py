@@ -8,10 +8,10 @@ from pathlib import Path
 from ..sandbox.base import CommandResult
 from .live import LiveManifest
 from .manifest import Manifest, take_manifest
-from .policy import CollateralTracker, Policy
+from .policy import CollateralTracker, OracleFindings, Policy
 
 
-class CollateralMonitor:
+class CollateralMonitor(OracleFindings):
     """Watches the home from outside the sandbox (the harness's rights, never the agent's).
 
     With a :class:`.live.LiveManifest` a command costs what it changed (the paths kernel
@@ -62,15 +62,6 @@ class CollateralMonitor:
             self.live_mismatch = sorted(p for p in entries.keys() | final.keys() if entries.get(p) != final.get(p))
             self.live.close()
         self.tracker.finish(self.final)
-
-    def final_manifest(self) -> Manifest:
-        """The full manifest :meth:`finish` took when the episode ended."""
-        if self.final is None:
-            raise RuntimeError("the episode has not finished: no final manifest yet")
-        return self.final
-
-    def violations(self) -> list[str]:
-        return [f"collateral: {c.describe()}" for c in self.tracker.collateral]
 
     def record(self) -> dict:
         out: dict = {

@@ -187,6 +187,22 @@ class Collateral:
         }
 
 
+class OracleFindings:
+    """What both oracles (the home's, the machine's) report the same way: their final manifest and their violations."""
+
+    final: Manifest | None
+    tracker: "CollateralTracker"
+
+    def final_manifest(self) -> Manifest:
+        """The manifest the episode ended with (see the oracle's own docstring)."""
+        if self.final is None:
+            raise RuntimeError("the episode has not finished: no final manifest yet")
+        return self.final
+
+    def violations(self) -> list[str]:
+        return [f"collateral: {c.describe()}" for c in self.tracker.collateral]
+
+
 class CollateralTracker:
     """Compares each manifest with the baseline and keeps what the policy does not permit."""
 

@@ -12,11 +12,11 @@ from __future__ import annotations
 from ..sandbox.base import CommandResult
 from .diff import Change
 from .manifest import Entry, Manifest
-from .policy import CollateralTracker, Policy, changes_to_existing
+from .policy import CollateralTracker, OracleFindings, Policy, changes_to_existing
 from .record import ChangeRecord, RecordState
 
 
-class RecordMonitor:
+class RecordMonitor(OracleFindings):
     """An episode monitor like :class:`.monitor.CollateralMonitor`, fed by a :class:`.record.ChangeRecord`.
 
     ``baseline`` and :meth:`final_manifest` are Manifests keyed by absolute path that
@@ -94,15 +94,6 @@ class RecordMonitor:
         self.baseline = Manifest(before, {}, "/")
         self.tracker.baseline = self.baseline
         self.final = Manifest(after, {}, "/")
-
-    def final_manifest(self) -> Manifest:
-        """The changed paths as the episode left them (see the class docstring)."""
-        if self.final is None:
-            raise RuntimeError("the episode has not finished: no final manifest yet")
-        return self.final
-
-    def violations(self) -> list[str]:
-        return [f"collateral: {c.describe()}" for c in self.tracker.collateral]
 
     def record(self) -> dict:
         return {

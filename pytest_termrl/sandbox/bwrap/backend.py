@@ -23,7 +23,7 @@ from ..base import CommandResult, ControlFiles, IsolatedRequest, IsolatedRun, Sa
 from .idmap import DEFAULT_ID_BASE, IdRange
 from .lowers import MachineLowers, machine_support_problem, require_machine_support, unmount_stale
 from .machine import MachineSandbox
-from .process_channel import ProcessChannel
+from .process_channel import ProcessChannel, agent_pids, agents_network
 from .machine_run import run_layered
 from .mounts import parent_dirs, system_binds
 from .spares import PendingRun, Shape, SpareVerifier, started_spare
@@ -31,7 +31,6 @@ from ..control_files import HostControlFiles
 from ..hostfs import chown_tree, copy_tree, snapshot_home
 from ..layout import AGENT_ENV, CTL_INSIDE, HOME_INSIDE, IO_INSIDE, SandboxFolders, default_workroot, workdir_alias
 from ..limits import ResourceLimits, remove_stale_cgroups, task_settings
-from ..proctree import descendants
 from ..shell import PersistentShell
 from ..standin_shims import bwrap_args as standin_args
 
@@ -259,25 +258,13 @@ class BwrapSandbox(Sandbox):
         return self._shell.files
 
     def agent_pids(self) -> list[int]:
-        """Every process of the agent's now (its cgroup, else the shell's process tree), for the oracle."""
-        if self._limits.cgroup_dirs:
-            return self._limits.pids()
-        process = self._process
-        return [process.pid, *descendants(process.pid)] if process is not None else []
+        return agent_pids(self._limits, self._process)
 
     def grading_network(self) -> str | None:
-        """The network namespace of a process of the agent's (``/proc/PID/ns/net``), while one is alive; joined as root only."""
+        """The network namespace of a process of the agent's, while one is alive; joined as root only."""
         if not self._backend.privileged:
             return None  # joining a namespace of the sandbox's user namespace needs root here
-        mine = os.readlink("/proc/self/ns/net")
-        for pid in self.agent_pids():
-            path = f"/proc/{pid}/ns/net"
-            try:
-                if os.readlink(path) != mine:
-                    return path
-            except OSError:
-                continue
-        return None
+        return agents_network(self.agent_pids())
 
     def _open_shell(self) -> ProcessChannel:
         self.installer_standins = True  # the offline installer stand-ins, first on PATH

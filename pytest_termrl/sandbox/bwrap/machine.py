@@ -25,11 +25,10 @@ from ..control_files import HostControlFiles
 from ..hostfs import chown_tree, copy_tree
 from ..layout import AGENT_ENV, CTL_INSIDE, IO_INSIDE
 from ..limits import ResourceLimits, task_settings
-from ..proctree import descendants
 from ..shell import PersistentShell
 from ..standin_shims import SHIMS_INSIDE, bwrap_args as standin_args
 from .lowers import MachineLowers
-from .process_channel import ProcessChannel
+from .process_channel import ProcessChannel, agent_pids, agents_network
 from .storage import UpperStorage
 from .overlay import ROOT_PATH, Account, LayerSlot, enter_as, layered_args, make_slot_folders, run_as, start_mapped
 
@@ -113,20 +112,10 @@ class MachineSandbox(Sandbox):
         return ChangeRecord(tuple(Slot(s.mount, s.upper, s.lowers) for s in self.slots()), self._ids.base, HARNESS_MOUNTS)
 
     def agent_pids(self) -> list[int]:
-        if self._limits.cgroup_dirs:
-            return self._limits.pids()
-        process = self._process
-        return [process.pid, *descendants(process.pid)] if process is not None else []
+        return agent_pids(self._limits, self._process)
 
     def grading_network(self) -> str | None:
-        mine = os.readlink("/proc/self/ns/net")
-        for pid in self.agent_pids():
-            try:
-                if os.readlink(f"/proc/{pid}/ns/net") != mine:
-                    return f"/proc/{pid}/ns/net"
-            except OSError:
-                continue
-        return None
+        return agents_network(self.agent_pids())
 
     # -- preparing ----------------------------------------------------------------------
     def prepare(self, task: Task) -> None:

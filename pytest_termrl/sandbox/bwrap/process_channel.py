@@ -1,4 +1,4 @@
-"""The shell's channel to a bash started on this machine: pipes in and out, the agent its process tree."""
+"""The shell's channel to a bash started on this machine: pipes in and out, the agent its process tree, found by cgroup or tree."""
 
 from __future__ import annotations
 
@@ -6,7 +6,28 @@ import os
 import subprocess
 
 from ..polling import readable
-from ..proctree import kill_process_tree
+from ..limits import ResourceLimits
+from ..proctree import descendants, kill_process_tree
+
+
+def agent_pids(limits: ResourceLimits, process: subprocess.Popen | None) -> list[int]:
+    """Every process of the agent's now: its cgroup's, else the shell's process tree (for the oracle)."""
+    if limits.cgroup_dirs:
+        return limits.pids()
+    return [process.pid, *descendants(process.pid)] if process is not None else []
+
+
+def agents_network(pids: list[int]) -> str | None:
+    """The network namespace of one of ``pids`` that is not the harness's own (``/proc/PID/ns/net``), while one is alive."""
+    mine = os.readlink("/proc/self/ns/net")
+    for pid in pids:
+        path = f"/proc/{pid}/ns/net"
+        try:
+            if os.readlink(path) != mine:
+                return path
+        except OSError:
+            continue
+    return None
 
 
 class ProcessChannel:
