@@ -6,7 +6,8 @@ is in an upper; every object it deleted is hidden there by a whiteout or an opaq
 directory. Reading the uppers therefore costs what changed, never what the lowers hold.
 
 The overlays are mounted inside a user namespace with ``userxattr``, so their markers are
-``user.overlay.*`` xattrs (``trusted.overlay.*`` is read the same way); redirect_dir and
+``user.overlay.*`` xattrs (``trusted.overlay.*`` is read the same way; a record of overlays
+mounted by root, a Docker engine's, reads ``trusted.overlay.*`` alone: :attr:`ChangeRecord.marks`); redirect_dir and
 metacopy are off, and an upper object carrying either marker cannot be read exactly, so
 it raises :class:`ChangeRecordError` rather than miss a change. Objects are described by
 the manifest's own code (:class:`.manifest._Walker`: no symlink followed, no FIFO or
@@ -31,10 +32,6 @@ OVERFLOW_ID = 65534
 """What the kernel shows inside for a host id the namespace does not map."""
 
 _PREFIXES = ("user.overlay.", "trusted.overlay.")
-_OPAQUE = tuple(p + "opaque" for p in _PREFIXES)
-_WHITEOUT = tuple(p + "whiteout" for p in _PREFIXES)
-_REDIRECT = tuple(p + "redirect" for p in _PREFIXES)
-_METACOPY = tuple(p + "metacopy" for p in _PREFIXES)
 _FDS = "/proc/self/fd"
 """A file's xattrs are listed through its folder's descriptor here, so no symlink on the way is followed."""
 
@@ -103,6 +100,9 @@ class ChangeRecord:
     id_base: int = 0
     ignore: tuple[str, ...] = ()
     """Absolute inside paths (each with everything below it) that are the harness's own mounts."""
+    marks: tuple[str, ...] = _PREFIXES
+    """The xattr prefixes the overlays obey: ``user.overlay.`` where mounted with userxattr (bwrap's), ``trusted.overlay.``
+    where mounted by root (a Docker engine's overlay2); any other is a plain xattr that anyone may set inside."""
     _lower_cache: dict[str, _Lower] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -164,9 +164,11 @@ class ChangeRecord:
                 return []
             raise
 
-    @staticmethod
-    def _opaque(target: int | str, names: list[str]) -> bool:
-        for name in _OPAQUE:
+    def _marked(self, kind: str) -> tuple[str, ...]:
+        return tuple(p + kind for p in self.marks)
+
+    def _opaque(self, target: int | str, names: list[str]) -> bool:
+        for name in self._marked("opaque"):
             if name in names:
                 try:
                     value = (os.getxattr(target, name) if isinstance(target, int)
@@ -177,13 +179,12 @@ class ChangeRecord:
                     return True
         return False
 
-    @staticmethod
-    def _is_whiteout(st: os.stat_result, names: list[str] | None) -> bool:
+    def _is_whiteout(self, st: os.stat_result, names: list[str] | None) -> bool:
         """A 0/0 character device, or (as the kernel reads it) an empty regular file marked whiteout."""
         if stat.S_ISCHR(st.st_mode):
             return st.st_rdev == 0
         return (names is not None and stat.S_ISREG(st.st_mode) and st.st_size == 0
-                and any(n in names for n in _WHITEOUT))
+                and any(n in names for n in self._marked("whiteout")))
 
     # --- the lowers --------------------------------------------------------------------
 
@@ -340,7 +341,7 @@ class ChangeRecord:
                     continue
                 if path != slot.mount:
                     names = self._xattrs(dfd)
-                    for name in _REDIRECT:
+                    for name in self._marked("redirect"):
                         if name in names:
                             raise ChangeRecordError(f"{path}: the folder carries {name} (upper {host}): "
                                                     "a renamed folder cannot be followed with redirect_dir off")
@@ -369,7 +370,7 @@ class ChangeRecord:
                         if prev_keys.get(cpath) != key:
                             # An xattr cannot change without a new ctime, so a kept key was checked already.
                             names = self._xattrs(f"{_FDS}/{dfd}/{name}")
-                            for xname in _METACOPY:
+                            for xname in self._marked("metacopy"):
                                 if xname in names:
                                     raise ChangeRecordError(
                                         f"{cpath}: the file carries {xname} (upper {host}/{name}): "

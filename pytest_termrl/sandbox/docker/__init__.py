@@ -10,6 +10,10 @@ One job per module, none importing this one:
 - :mod:`.volumes`: the verifier's trusted mounts as read-only volumes (remote engine);
 - :mod:`.local`: the sandbox on an engine of this machine (bind-mounted home);
 - :mod:`.remote`: the sandbox on an engine of another machine (volumes and a mirror);
+- :mod:`.machine_support`: what the engine offers whole-machine sandboxes (local, overlay2, user namespaces, sizes);
+- :mod:`.machine_layer`: a whole-machine task's workdir, files and decoys, put in before the shell starts;
+- :mod:`.machine`: the whole-machine sandbox (the task's user, the container's upper layer as its change record);
+- :mod:`.machine_run`: the verifier on a whole-machine snapshot (a container of the committed image);
 - :mod:`.backend`: :class:`DockerBackend`, which picks local or remote once.
 
 The base image and task images are :mod:`pytest_termrl.sandbox.docker.images.base`'s. The backend is

@@ -10,6 +10,11 @@ chosen once, when the backend is made, from where the engine runs
 - on another one (:mod:`.remote`): nothing is bind-mounted; they live in labelled volumes
   and the home is mirrored on this machine after every command.
 
+A whole-machine task (:attr:`.Task.whole_machine`: it names its user) gets a container of
+its own shape (:mod:`.machine`) whose overlay2 upper layer is its change record, graded in a
+container of the image committed from it (:mod:`.machine_run`); that needs an engine of this
+machine with the overlay2 driver (:mod:`.machine_support`), and is refused by name elsewhere.
+
 Cleanup of what a run leaves on the engine (at close, at exit, after a killed run) is the
 engine's (:mod:`.engine`, :mod:`.cleanup`).
 """
@@ -27,6 +32,9 @@ from ..layout import default_workroot, workdir_alias
 from .engine import DockerEngine, engine_is_local
 from .exec import exec_verifier
 from .local import DockerSandbox, LocalMode
+from .machine import DockerMachineSandbox
+from .machine_run import run_on_snapshot
+from .machine_support import MachineSupport
 from .remote import RemoteMode
 
 
@@ -69,16 +77,31 @@ class DockerBackend(DockerEngine):
 
     @classmethod
     def whole_machine_problem(cls) -> str | None:
-        return "the docker backend does not offer whole-machine sandboxes yet: run the task with --termrl-sandbox=bwrap (as root)"
+        """None: whether this engine can is known only once it answers (:meth:`machine_support`); ``create`` refuses by name."""
+        return None
 
-    def create(self, label: str, task: Task | None = None) -> DockerSandbox:
-        if task is not None and task.whole_machine:
-            raise SandboxError(f"task {task.id} runs as {task.user!r} over the whole machine: {self.whole_machine_problem()}")
+    def machine_support(self) -> MachineSupport:
+        """What this engine offers whole-machine sandboxes, asked once."""
+        support = getattr(self, "_machine_support", None)
+        if support is None:
+            support = self._machine_support = MachineSupport.of(self.client.info(), self.local)
+        return support
+
+    def create(self, label: str, task: Task | None = None) -> DockerSandbox | DockerMachineSandbox:
         if os.geteuid() != 0:
             raise SandboxError("the docker backend runs as root (it owns the agent's files as uid 1000 on the host); use sudo, or --termrl-sandbox=bwrap")
+        if task is not None and task.whole_machine:
+            support = self.machine_support()
+            problem = support.problem()
+            if problem is not None:
+                raise SandboxError(f"task {task.id} runs as {task.user!r} over the whole machine: {problem}; "
+                                   "run it on such an engine, or with --termrl-sandbox=bwrap (as root)")
+            return DockerMachineSandbox(self, self.new_sandbox_dir(label), label, support)
         return self.mode.sandbox(self, self.new_sandbox_dir(label), label)
 
     def run_isolated(self, request: IsolatedRequest) -> IsolatedRun:
+        if request.root is not None:  # a whole-machine snapshot: a container of the image committed from the agent's
+            return run_on_snapshot(self, request)
         with self.mode.verifier_container(self, request, workdir_alias(request.cwd)) as container:
             s = self.settings
             user = f"{s.agent_uid}:{s.agent_gid}"

@@ -25,7 +25,7 @@ from ..base import SandboxBackend, SandboxSettings
 from .images.client import DEFAULT_TAG, image_exists, sdk
 from ..layout import SandboxFolders
 from ..tarstream import chunked
-from .cleanup import remove_dead_runs
+from .cleanup import remove_dead_images, remove_dead_runs
 from .layout import LABEL, container_options
 from .volumes import TrustedVolumes
 
@@ -118,6 +118,8 @@ class DockerEngine(SandboxBackend):
         self._containers: dict[str, str] = {}
         """Container id -> name, of every container this engine created and has not removed."""
         self._volumes: set[str] = set()
+        self._images: set[str] = set()
+        """Ids of the images this engine committed (whole-machine snapshots) and has not removed."""
         self.trusted_volumes = TrustedVolumes(lambda key: self.create_volume("trusted", key), self.fill_volume)
         self._lock = threading.Lock()
         self.snapshot_images: dict[str, str] = {}
@@ -172,10 +174,12 @@ class DockerEngine(SandboxBackend):
         tmpfs_extra: dict[str, str] | None = None,
         settings: SandboxSettings | None = None,
         network: str | None = None,
+        overrides: dict | None = None,
     ):
         """Create and start one container; binds are (host path, path inside, read-only); ``network`` a docker network mode."""
         mounts = [self.sdk.types.Mount(inside, host, type="bind", read_only=ro) for host, inside, ro in binds]
-        container = self.create_container(role, label, image, mounts, tmpfs_extra=tmpfs_extra, settings=settings, network=network)
+        container = self.create_container(role, label, image, mounts, tmpfs_extra=tmpfs_extra, settings=settings, network=network,
+                                          overrides=overrides)
         self.start(container, image)
         return container
 
@@ -189,17 +193,20 @@ class DockerEngine(SandboxBackend):
         tmpfs_extra: dict[str, str] | None = None,
         settings: SandboxSettings | None = None,
         network: str | None = None,
+        overrides: dict | None = None,
     ):
         """Create (not start) one sandbox-shaped container with these docker ``Mount``s and limits (the backend's by default).
 
         ``network``: ``container:<id>`` to share another sandbox's network (a verifier beside the
-        agent's servers); else none at all.
+        agent's servers); else none at all. ``overrides``: keyword arguments of ``containers.create``
+        that replace the sandbox shape's (a whole-machine container's writable root, :mod:`.machine`).
         """
         docker = self.sdk
         name = f"termrl-{os.getpid()}-{safe_name(label)}-{secrets.token_hex(3)}"
         kwargs = container_options(docker, settings or self.settings, image, name, self.labels(role, label), mounts, cap_add, tmpfs_extra)
         if network is not None:
             kwargs.update(network_mode=network, hostname=None)  # a shared network namespace brings its own hostname
+        kwargs.update(overrides or {})
         with self._lock:
             try:
                 container = self.client.containers.create(**kwargs)
@@ -227,6 +234,30 @@ class DockerEngine(SandboxBackend):
                 raise
         with self._lock:
             self._containers.pop(container_id, None)
+
+    # -- images this run commits (a whole-machine sandbox's snapshots) ---------------------
+    def commit(self, container, label: str) -> str:
+        """Commit a container's filesystem to a new image labelled like the run's containers; return its id."""
+        labels = self.labels("snapshot", label)
+        try:
+            image = container.commit(repository="termrl-snapshot", tag=f"{os.getpid()}-{secrets.token_hex(4)}",
+                                     conf={"Labels": labels}, pause=True)
+        except self.sdk.errors.APIError as exc:
+            raise SandboxError(f"committing {container.name} to an image failed: {exc.explanation or exc}") from exc
+        with self._lock:
+            self._images.add(image.id)
+        return image.id
+
+    def remove_image(self, image_id: str) -> None:
+        """Remove a committed image; one still in use stays held (close_all, or cleanup_stale after a killed run, takes it)."""
+        try:
+            self.api.remove_image(image_id, force=True)
+        except self.sdk.errors.NotFound:
+            pass
+        except self.sdk.errors.APIError:
+            return
+        with self._lock:
+            self._images.discard(image_id)
 
     # -- volumes (a remote engine's homes and trusted mounts) ------------------------------
     def create_volume(self, role: str, label: str) -> str:
@@ -268,10 +299,10 @@ class DockerEngine(SandboxBackend):
         return self.snapshot_images.get(str(home), self.image)
 
     def close_all(self) -> None:
-        """Remove every container and volume this engine still holds, and this process's folders (atexit, Ctrl-C)."""
+        """Remove every container, volume and committed image this engine still holds, and this process's folders (atexit, Ctrl-C)."""
         with self._lock:
-            ids, volumes = list(self._containers), list(self._volumes)
-        for remove, names in ((self.remove_container, ids), (self.remove_volume, volumes)):
+            ids, volumes, images = list(self._containers), list(self._volumes), list(self._images)
+        for remove, names in ((self.remove_container, ids), (self.remove_volume, volumes), (self.remove_image, images)):
             for name in names:
                 try:
                     remove(name)
@@ -287,5 +318,6 @@ class DockerEngine(SandboxBackend):
         self.client.close()
 
     def cleanup_stale(self) -> list[str]:
-        """Remove containers and volumes of dead runs on this host, and their folders."""
-        return remove_dead_runs(self.api, self.sdk.errors.APIError, self.host) + self.folders.remove_stale()
+        """Remove containers, volumes and committed images of dead runs on this host, and their folders."""
+        errors = self.sdk.errors.APIError
+        return remove_dead_runs(self.api, errors, self.host) + remove_dead_images(self.api, errors, self.host) + self.folders.remove_stale()

@@ -145,12 +145,15 @@ class ExecChannel:
         self.stream.close()
 
 
-def exec_verifier(api, container_id: str, user: str, argv: list[str], secret: bytes, timeout_s: float, cwd: str) -> IsolatedRun:
-    """Run the verifier's process in a started container: secret in, signed result and log out."""
+def exec_verifier(
+    api, container_id: str, user: str, argv: list[str], secret: bytes, timeout_s: float, cwd: str,
+    environment: dict[str, str] | None = None,
+) -> IsolatedRun:
+    """Run the verifier's process in a started container: secret in, signed result and log out (``environment``: the agent's by default)."""
     payload, log = bytearray(), bytearray()
     stream = ExecStream(
         api, container_id, ["/bin/sh", "-c", VERIFY_WRAPPER, "termrl-verify", *argv],
-        user=user, workdir=cwd, environment=AGENT_ENV,
+        user=user, workdir=cwd, environment=environment or AGENT_ENV,
     )
     try:
         stream.send(secret)

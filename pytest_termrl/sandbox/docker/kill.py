@@ -58,8 +58,8 @@ def cgroup_procs(container) -> Path | None:
     return None
 
 
-def kill_through_cgroup(procs: Path, uid: int, spare: set[int]) -> None:
-    """SIGKILL every process of uid in the cgroup but ``spare`` (pids inside the container)."""
+def kill_through_cgroup(procs: Path, uid: int | None, spare: set[int]) -> None:
+    """SIGKILL every process of uid (None: of any uid) in the cgroup but ``spare`` (pids inside the container)."""
     for _ in range(50):
         try:
             pids = [int(p) for p in procs.read_text().split()]
@@ -68,7 +68,7 @@ def kill_through_cgroup(procs: Path, uid: int, spare: set[int]) -> None:
         victims = []
         for pid in pids:
             info = proc_status(pid)
-            if info is None or info["uid"] != uid or info["state"] == "Z" or info["nspid"] in spare:
+            if info is None or (uid is not None and info["uid"] != uid) or info["state"] == "Z" or info["nspid"] in spare:
                 continue
             victims.append(pid)
         if not victims:

@@ -177,10 +177,12 @@ def test_the_id_range_never_holds_host_root_nor_a_host_account():
 
 def test_the_docker_backend_refuses_a_whole_machine_task_by_name(tmp_path):
     from pytest_termrl.sandbox.docker.backend import DockerBackend
+    from pytest_termrl.sandbox.docker.machine_support import MachineSupport
 
     task = Task(id="rooted", title="r", instruction="-", root=tmp_path, user="root")
-    backend = DockerBackend.__new__(DockerBackend)  # the refusal comes before any engine is asked
-    with pytest.raises(SandboxError, match="whole machine.*--termrl-sandbox=bwrap"):
+    backend = DockerBackend.__new__(DockerBackend)  # an engine of another machine, as it answered
+    backend._machine_support = MachineSupport(local=False, driver="overlay2", backing_fs="extfs", userns=False, id_base=0)
+    with pytest.raises(SandboxError, match="whole machine.*a local engine with the overlay2 storage driver.*--termrl-sandbox=bwrap"):
         DockerBackend.create(backend, "rooted", task)
 
 

@@ -1,0 +1,429 @@
+"""The whole-machine sandbox on a local Docker engine: the task's user (root too) in a container of the task's image,
+every change in the container's overlay2 upper layer.
+
+The container has a writable root (no tmpfs over /tmp: every change goes to the upper layer),
+no network, the backend's memory, process and CPU limits, ``--init``, ``no-new-privileges``
+and the engine's default capabilities; its main process is the harness's idle bash as root.
+Before the agent's shell starts, the task's workdir (owned by its user), environment files and
+the decoys go in as one archive (:mod:`.machine_layer`); then the setup script runs as the task's
+user in the shell. From then on the harness writes nothing inside, so the upper layer
+(``GraphDriver.Data.UpperDir``) is exactly what the setup, the decoys and the agent changed,
+and the change record reads it over the image's layers (:mod:`pytest_termrl.oracle.record`
+reads an overlay2 upper as it is, obeying ``trusted.overlay.*`` marks only: a ``user.overlay.*``
+xattr set inside is a plain one). The monitor's baseline is read after :meth:`prepare`.
+The engine's /etc/hostname, /etc/hosts and /etc/resolv.conf binds are unmounted inside once the
+container starts (their text written back as root, before the baseline), so the machine's own
+files are recorded, committed and graded like any other.
+
+The verifier grades an image committed from the container (:meth:`snapshot`), in a fresh
+container of its own (:mod:`.machine_run`), while the agent's processes may still serve it.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ...errors import SandboxError
+from ...oracle.record import ChangeRecord, Slot
+from ...tasks.model import Task
+from ..base import CommandResult, ControlFiles, LayeredRoot, MiB, Sandbox
+from ..bwrap.machine import resolve_account
+from ..bwrap.overlay import ROOT_PATH, Account
+from ..control_files import HostControlFiles
+from ..layout import AGENT_ENV, CTL_INSIDE, IO_INSIDE
+from ..limits import task_settings
+from ..shell import PersistentShell
+from ..standin_shims import BIN_INSIDE, SHIMS_INSIDE, shim_folder
+from .exec import ExecChannel, ExecStream
+from .kill import cgroup_procs, kill_inside, kill_through_cgroup
+from .local import task_image_for
+from .machine_layer import MachineLayer, image_names, layer_archive, root_output
+from .machine_support import MachineSupport
+
+if TYPE_CHECKING:
+    from .engine import DockerEngine
+
+NETWORK_FILES = ("/etc/hostname", "/etc/hosts", "/etc/resolv.conf")
+"""Files the engine binds into every container from its own folder: unmounted inside (:func:`own_network_files`), so that
+the agent's edits land in the upper layer like any other, and reach the committed image."""
+ENGINE_MOUNTS = ("/dev", "/proc", "/sys", "/sbin/docker-init", "/usr/sbin/docker-init")
+"""What the engine mounts into every container (``--init`` binds its init at /sbin/docker-init)."""
+HARNESS_MOUNTS = (CTL_INSIDE, IO_INSIDE, SHIMS_INSIDE, *ENGINE_MOUNTS)
+"""Mount points inside that are not the machine's files: never part of the change record."""
+
+IMAGE_FILE = "image"
+"""The file in a snapshot folder naming the committed image (:mod:`.machine_run` reads it)."""
+NETWORK_FOLDER = "network-files"
+"""The folder in a snapshot folder holding the machine's network files, one archive each (:mod:`.machine_run` puts them back)."""
+
+
+def machine_overrides(settings_storage: str | None = None) -> dict:
+    """How a whole-machine container differs from the sandbox shape (:func:`.layout.container_options`)."""
+    overrides = dict(read_only=False, tmpfs={}, cap_drop=None, working_dir="/")
+    if settings_storage is not None:
+        overrides["storage_opt"] = {"size": settings_storage}
+    return overrides
+
+
+def shell_user(user: str, account: Account) -> str:
+    """docker's ``user=`` for the task's user: a name as it is (its groups come with it), numbers as UID:GID."""
+    return f"{account.uid}:{account.gid}" if user.replace(":", "").isdigit() else user
+
+
+def account_env(account: Account) -> dict[str, str]:
+    """The environment of a process run as ``account``: its home and name, root's PATH for root, the stand-ins first."""
+    path = ROOT_PATH if account.uid == 0 else AGENT_ENV["PATH"]
+    return {**AGENT_ENV, "HOME": account.home, "USER": account.name, "LOGNAME": account.name, "PATH": f"{BIN_INSIDE}:{path}"}
+
+
+# Unmounts paths inside a container's mount namespace, from this machine as root: enter the namespace,
+# take the container's root as its own (opened before), unmount by the paths the container sees.
+_UNMOUNT = r"""
+import ctypes, os, sys
+pid, paths = sys.argv[1], sys.argv[2:]
+libc = ctypes.CDLL(None, use_errno=True)
+ns, root = os.open(f"/proc/{pid}/ns/mnt", os.O_RDONLY), os.open(f"/proc/{pid}/root", os.O_RDONLY)
+if libc.setns(ns, 0x00020000) != 0:
+    sys.exit(f"setns: {os.strerror(ctypes.get_errno())}")
+os.fchdir(root)
+os.chroot(".")
+for path in paths:
+    if libc.umount2(path.encode(), 0) != 0 and ctypes.get_errno() != 22:  # EINVAL: not a mount point (any more)
+        sys.exit(f"umount {path}: {os.strerror(ctypes.get_errno())}")
+"""
+
+
+def own_network_files(container, keep_text: bool) -> bool:
+    """Unmount the engine's /etc/hostname, /etc/hosts and /etc/resolv.conf inside the container (from this machine, as root
+    in its mount namespace), so the image's files show; ``keep_text``: first give them the text the engine wrote (the hostname,
+    localhost), as root inside, before the baseline. False if they could not be unmounted (they stay the engine's)."""
+    container.reload()
+    pid = container.attrs.get("State", {}).get("Pid")
+    if not pid:
+        return False
+    texts = {}
+    if keep_text:
+        for path in NETWORK_FILES:
+            try:
+                texts[path] = root_output(container, 'cat -- "$1"', [path])
+            except SandboxError:
+                texts[path] = ""
+    done = subprocess.run([sys.executable, "-I", "-c", _UNMOUNT, str(pid), *NETWORK_FILES], capture_output=True, text=True)
+    if done.returncode != 0:
+        return False
+    for path, text in texts.items():
+        root_output(container, 'printf %s "$2" > "$1"', [path, text])
+    return True
+
+
+def upper_files(upper: Path, folder: str, names: list[str]):
+    """(name, tar header, bytes or None) of each of ``names`` in ``upper/folder`` that is a file or a link there,
+    opened without following any link on the way (the agent may have put links anywhere)."""
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC
+    try:
+        top = os.open(upper, flags | os.O_DIRECTORY)
+    except OSError:
+        return
+    try:
+        try:
+            fd = os.open(folder, flags | os.O_DIRECTORY, dir_fd=top)
+        except OSError:
+            return
+        try:
+            for name in names:
+                try:
+                    st = os.lstat(name, dir_fd=fd)
+                except OSError:
+                    continue
+                info = tarfile.TarInfo(name)
+                info.mode, info.uid, info.gid, info.mtime = stat.S_IMODE(st.st_mode), st.st_uid, st.st_gid, int(st.st_mtime)
+                if stat.S_ISLNK(st.st_mode):
+                    info.type, info.linkname = tarfile.SYMTYPE, os.readlink(name, dir_fd=fd)
+                    yield name, info, None
+                elif stat.S_ISREG(st.st_mode):
+                    handle = os.open(name, flags, dir_fd=fd)
+                    with os.fdopen(handle, "rb") as stream:
+                        data = stream.read(1 << 20)
+                    info.size = len(data)
+                    yield name, info, data
+        finally:
+            os.close(fd)
+    finally:
+        os.close(top)
+
+
+class DockerMachineSandbox(Sandbox):
+    backend_name = "docker"
+
+    def __init__(self, backend: "DockerEngine", folder: Path, label: str, support: MachineSupport) -> None:
+        super().__init__(backend.settings)
+        self._backend = backend
+        self._folder = folder
+        self._label = label
+        self._support = support
+        self._ctl, self._io = folder / "ctl", folder / "io"
+        self._ctl.mkdir()
+        os.chmod(self._ctl, 0o755)
+        self._io.mkdir(mode=0o700)
+        self._layer = MachineLayer(folder / "layer")
+        self.image = backend.image
+        self.container = None
+        self.account = Account(1000, 1000, "user", "/home/user")
+        self._user = "1000:1000"
+        self._workdir = "/home/user"
+        self.decoys: list[str] = []
+        self._spare: set[int] = set()
+        """Pids inside of the harness's own processes (the init and the idle bash), never killed."""
+        self._procs_path: Path | None = None
+        self._snapshots: dict[str, str] = {}
+        """Snapshot folder -> the image committed for it, until graded (the folder gone) or closed."""
+        self._storage_bytes: int | None = None
+        self._network_files_owned = False
+        """Whether the engine's network files are unmounted inside: the machine's own, recorded and committed."""
+        self.enforced_limits = {**backend.enforced, "userns": support.userns_note()}
+        self._shell = PersistentShell(
+            open_channel=self._open_shell,
+            files=HostControlFiles(self._ctl, self._io),
+            ctl_inside=CTL_INSIDE,
+            io_inside=IO_INSIDE,
+            workdir=self._workdir,
+            output_cap_chars=self.settings.output_cap_chars,
+        )
+        self._closed = False
+
+    # -- what the harness reads ---------------------------------------------------------
+    @property
+    def home(self) -> Path:
+        """The task's workdir as the harness laid it out before the shell started (the harness writes no more there)."""
+        return self._layer.host(self._workdir)
+
+    @property
+    def control_files(self) -> ControlFiles:
+        return self._shell.files
+
+    def change_record(self) -> ChangeRecord:
+        if self.container is None:
+            raise SandboxError("a whole-machine sandbox has a change record once prepared (its container exists)")
+        data = self.container.attrs.get("GraphDriver") or {}
+        layers = data.get("Data") or {}
+        upper, lowers = layers.get("UpperDir"), [p for p in (layers.get("LowerDir") or "").split(":") if p]
+        if data.get("Name") != "overlay2" or not upper or not lowers or not os.path.isdir(upper):
+            raise SandboxError(f"{self.container.name}'s layers cannot be read from here (driver {data.get('Name')!r}, "
+                               f"upper {upper!r}): whole-machine sandboxes need a local engine with the overlay2 storage driver")
+        slot = Slot("/", Path(upper), tuple(Path(p) for p in lowers))
+        ignore = HARNESS_MOUNTS if self._network_files_owned else (*HARNESS_MOUNTS, *NETWORK_FILES)
+        return ChangeRecord((slot,), self._support.id_base, ignore, marks=self._support.marks)
+
+    def grading_network(self) -> str | None:
+        """The agent's container, while it runs: a verifier's container shares its network namespace."""
+        if self.container is None:
+            return None
+        self.container.reload()
+        return f"container:{self.container.id}" if self.container.status == "running" else None
+
+    def storage_exhausted(self) -> bool:
+        """Whether the sized writable layer is full (the engine reports a project quota as the folder's free space)."""
+        if self._storage_bytes is None or self.container is None:
+            return False
+        upper = (self.container.attrs.get("GraphDriver") or {}).get("Data", {}).get("UpperDir")
+        try:
+            st = os.statvfs(upper)
+        except (OSError, TypeError):
+            return False
+        return st.f_bavail * st.f_frsize < MiB or st.f_favail == 0
+
+    # -- preparing ----------------------------------------------------------------------
+    def prepare(self, task: Task) -> None:
+        if self.container is not None:
+            raise SandboxError("a whole-machine sandbox is prepared once")
+        support = self._support
+        storage = task.resources.storage_mb if task.resources is not None and task.resources.storage_mb else None
+        self.settings, notes = task_settings(self.settings, task.resources, support.storage_note(), self._backend.machine)
+        size = None
+        if storage is not None and support.storage_sizable:
+            size, self._storage_bytes = f"{storage}M", storage * MiB
+            notes["storage"] = f"the container's writable layer sized {storage} MiB (overlay2 on xfs, project quota; the task's storage_mb)"
+        elif storage is None:
+            notes["storage"] = f"not enforced: {support.storage_note()}"
+        self.enforced_limits = {**self._backend.enforced_for(self.settings), **notes, "userns": support.userns_note()}
+        self.image = task_image_for(task, self._backend) or self._backend.image
+        self._backend.require_image(self.image)
+        self._workdir = "/" + task.workdir.strip("/")
+        self._shell.workdir = self._workdir
+        container = self._start_container(size)
+        passwd = self._folder / "passwd"
+        passwd.write_text(root_output(container, "cat /etc/passwd", []), errors="surrogateescape")
+        user = task.user or "user"
+        self.account = resolve_account(user, passwd)
+        self._user = shell_user(user, self.account)
+        owner = (self.account.uid, self.account.gid)
+        self.decoys = self._layer.plant(task, self._workdir, owner, image_names(container, self._workdir))
+        archive = layer_archive(self._layer, container, self._workdir, owner)
+        try:
+            if not container.put_archive("/", archive):
+                raise SandboxError(f"the engine refused the task's files for {container.name}")
+        except self._backend.sdk.errors.APIError as exc:
+            raise SandboxError(f"putting the task's files into {container.name} failed: {exc.explanation or exc}") from exc
+        base = self._support.id_base
+        os.chown(self._io, owner[0] + base, owner[1] + base)
+        try:
+            self._shell.start()
+        except RuntimeError as exc:
+            raise SandboxError(str(exc)) from exc
+        self.run_setup_script(task, self._shell.files, CTL_INSIDE)
+
+    def _start_container(self, size: str | None):
+        """Create and start the container, note the harness's processes in it and make the network files the machine's."""
+        binds = [(str(self._ctl), CTL_INSIDE, True), (str(self._io), IO_INSIDE, False),
+                 (str(shim_folder(self._backend.workroot)), SHIMS_INSIDE, True)]  # the offline installer stand-ins
+        self.installer_standins = True
+        try:
+            self.container = self._backend.start_container("agent", self._label, self.image, binds, settings=self.settings,
+                                                           overrides=machine_overrides(size))
+        except SandboxError as exc:
+            if size is not None and "quota" in str(exc).lower():
+                raise SandboxError(f"{exc} (a task's storage_mb needs the engine's data root on xfs mounted with pquota)") from exc
+            raise
+        self._note_spare()
+        self._network_files_owned = own_network_files(self.container, keep_text=True)
+        if not self._network_files_owned:
+            self.enforced_limits["network_files"] = ("the engine's own, outside the change record and the snapshot: "
+                                                     "they could not be unmounted inside")
+        return self.container
+
+    def _note_spare(self) -> None:
+        """The harness's own processes inside: the init (pid 1) and its child, the idle bash, before any agent process."""
+        children = root_output(self.container, "cat /proc/1/task/1/children", []).split()
+        self._spare = {1, *(int(p) for p in children if p.isdigit())}
+        self._procs_path = None
+
+    def _ensure_running(self):
+        if self._closed or self.container is None:
+            raise SandboxError("the sandbox is closed" if self._closed else "the sandbox is not prepared")
+        self.container.reload()
+        if self.container.status != "running":  # the agent (root) killed the idle process: the machine's files stay
+            self.container.start()
+            self._restarted()
+        return self.container
+
+    def _restarted(self) -> None:
+        """After the container restarted: its harness processes are new, and the engine bound its network files again."""
+        self._note_spare()
+        if self._network_files_owned:  # the machine's own are in the upper layer
+            own_network_files(self.container, keep_text=False)
+
+    def _open_shell(self) -> ExecChannel:
+        container = self._ensure_running()
+        cmd = ["bash", "--noprofile", "--norc"]
+        try:
+            stream = ExecStream(self._backend.api, container.id, cmd, self._user, self._workdir, account_env(self.account))
+        except self._backend.sdk.errors.APIError as exc:
+            raise SandboxError(f"starting a shell in {container.name} failed: {exc.explanation or exc}") from exc
+        return ExecChannel(stream, self.kill_agent)
+
+    # -- killing the agent's processes ------------------------------------------------------
+    def kill_agent(self) -> None:
+        """SIGKILL every process in the container, of any user, but the harness's init and idle bash."""
+        if self.container is None:
+            return
+        if self._procs_path is None:
+            self._procs_path = cgroup_procs(self.container)
+        if self._procs_path is not None:
+            kill_through_cgroup(self._procs_path, None, self._spare)
+            return
+        backend = self._backend
+        if not kill_inside(backend.api, self.container, "0:0", self._spare, backend.sdk.errors.APIError):
+            self._restarted()
+
+    # -- the episode ---------------------------------------------------------------------
+    def run(self, command: str, timeout_s: float | None = None) -> CommandResult:
+        return self._shell.run(command, timeout_s or self.settings.command_timeout_s)
+
+    def stop_processes(self) -> None:
+        if self._shell.running:
+            self._shell.stop()
+        else:
+            self.kill_agent()
+
+    def snapshot(self, dest: Path) -> Path:
+        """Commit the container to an image (the agent's processes paused for it, then running on) and name it in ``dest``."""
+        if self.container is None:
+            raise SandboxError("nothing to snapshot: the sandbox is not prepared")
+        self._forget_graded()
+        dest.mkdir(parents=True, exist_ok=True)
+        image = self._backend.commit(self.container, self._label)
+        self._snapshots[str(dest)] = image
+        (dest / IMAGE_FILE).write_text(image + "\n")
+        self._passwd_at(dest)
+        if self._network_files_owned:
+            self._network_files_at(dest)
+        return dest
+
+    def _file_archive(self, path: str) -> bytes:
+        """``path`` of the agent's container as the engine archives it (a link as a link); b"" if there is none."""
+        assert self.container is not None
+        try:
+            stream, _ = self.container.get_archive(path)
+            return b"".join(stream)
+        except Exception:  # noqa: BLE001 - removed or replaced by the agent: nothing to carry
+            return b""
+
+    def _passwd_at(self, dest: Path) -> None:
+        """The machine's /etc/passwd as the snapshot has it, for :meth:`layered_root` to name the grader's account."""
+        text = b""
+        archive = self._file_archive("/etc/passwd")
+        try:
+            with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+                member = tar.extractfile(tar.getmembers()[0])
+                text = member.read() if member is not None else b""
+        except (tarfile.TarError, IndexError):  # a passwd the agent replaced by a link, or removed: root still grades
+            pass
+        (dest / "passwd").write_bytes(text)
+
+    def _network_files_at(self, dest: Path) -> None:
+        """The machine's network files, read from the upper layer, one archive each: a fresh container's init layer
+        and the engine's binds lie over the committed image's (and the engine's archive API shows its binds)."""
+        folder = dest / NETWORK_FOLDER
+        folder.mkdir()
+        upper = self.change_record().slots[0].upper
+        base = self._support.id_base
+        for name, info, data in upper_files(upper, "etc", [Path(p).name for p in NETWORK_FILES]):
+            info.uid, info.gid = max(info.uid - base, 0), max(info.gid - base, 0)
+            buffer = io.BytesIO()
+            with tarfile.open(fileobj=buffer, mode="w", format=tarfile.PAX_FORMAT) as tar:
+                tar.addfile(info, io.BytesIO(data) if data is not None else None)
+            (folder / name).write_bytes(buffer.getvalue())
+
+    def _forget_graded(self) -> None:
+        """Remove the images of snapshots whose folders are gone (their grading is over)."""
+        for folder, image in list(self._snapshots.items()):
+            if not os.path.exists(folder):
+                self._backend.remove_image(image)
+                del self._snapshots[folder]
+
+    def layered_root(self, snapshot: Path, user: str | None) -> LayeredRoot:
+        """Who grades the committed image (None: root); the image itself is named in the snapshot folder."""
+        account = resolve_account(user or "0", snapshot / "passwd")
+        return LayeredRoot((), self._support.id_base, account.uid, account.gid, account.name, account.home)
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            self._shell.abandon()  # removing the container kills what runs in it
+            if self.container is not None:
+                self._backend.remove_container(self.container.id)
+            for image in self._snapshots.values():
+                self._backend.remove_image(image)
+            self._snapshots.clear()
+        finally:
+            shutil.rmtree(self._folder, ignore_errors=True)

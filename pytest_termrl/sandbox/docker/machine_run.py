@@ -1,0 +1,101 @@
+"""The verifier's one-shot run on a whole-machine snapshot: a fresh container of the image committed from the agent's.
+
+The committed image is the machine as the agent left it; the run's container has a writable
+layer of its own, removed with it, so whatever the grader writes never reaches the agent's
+container or its change record. The trusted toolchain and the runners are bound read-only
+over whatever the agent put at their paths, and ``/etc/ld.so.preload`` is masked. It joins
+the agent's network when the request names it (``container:<id>``), to reach a server the
+agent left running; else it has none. It runs as the request's user (root unless the task
+names its grader's).
+"""
+
+from __future__ import annotations
+
+import io
+import tarfile
+import time
+from pathlib import Path
+
+from ...errors import SandboxError
+from ..base import IsolatedRequest, IsolatedRun
+from ..bwrap.overlay import ROOT_PATH
+from ..layout import AGENT_ENV
+from .engine import DockerEngine
+from .exec import ROOT_ENV, ExecStream, exec_verifier
+from .layout import narrow_system_mounts
+from .machine import IMAGE_FILE, NETWORK_FOLDER, machine_overrides, own_network_files
+from .machine_layer import root_output
+
+# Lets a grader other than root pass through the folders above its trusted mounts (in its own
+# layer only): an image keeps /root 0700, where the harness's interpreter may sit.
+OPEN_PATHS = r'''for p; do
+  d=$(dirname -- "$p")
+  while [ "$d" != / ] && [ "$d" != . ]; do
+    if [ -d "$d" ]; then case $(stat -c %A -- "$d") in *[xt]) ;; *) chmod o+x -- "$d" ;; esac; fi
+    d=$(dirname -- "$d")
+  done
+done'''
+
+
+def snapshot_image(request: IsolatedRequest) -> str:
+    """The image a whole-machine snapshot folder names (:meth:`.machine.DockerMachineSandbox.snapshot`)."""
+    try:
+        return (request.home / IMAGE_FILE).read_text().strip()
+    except OSError as exc:
+        raise SandboxError(f"{request.home} is not a docker whole-machine snapshot (no {IMAGE_FILE} file): {exc}") from exc
+
+
+def root_write(container, path: str, data: bytes) -> None:
+    """Write ``data`` to ``path`` as root inside the container, through the process's stdin."""
+    stream = ExecStream(container.client.api, container.id, ["sh", "-c", 'cat > "$1"', "termrl-write", path], "0:0", "/", ROOT_ENV)
+    try:
+        stream.send(data)
+        stream.close_stdin()
+        errors = b"".join(chunk for kind, chunk in stream.frames(time.monotonic() + 30) if kind == 2)
+        code = stream.exit_code()
+    finally:
+        stream.close()
+    if code != 0:
+        raise SandboxError(f"writing {path} in {container.name} failed ({code}): {errors.decode(errors='replace')[-300:]}")
+
+
+def restore_network_files(container, folder: Path) -> None:
+    """The agent's /etc/hostname, /etc/hosts and /etc/resolv.conf, where the engine's init layer and its binds lay over them."""
+    if not folder.is_dir():
+        return  # the agent's were the engine's: so are the grader's
+    if not own_network_files(container, keep_text=False):
+        raise SandboxError("the engine's network files could not be unmounted in the grader's container")
+    for archive in sorted(folder.iterdir()):  # written inside: the engine's archive API still sees its own binds
+        with tarfile.open(fileobj=io.BytesIO(archive.read_bytes())) as tar:
+            member = tar.getmembers()[0]
+            path = f"/etc/{archive.name}"
+            if member.issym():
+                root_output(container, 'rm -f -- "$1" && ln -s -- "$2" "$1"', [path, member.linkname])
+            elif member.isreg():
+                handle = tar.extractfile(member)
+                root_write(container, path, handle.read() if handle is not None else b"")
+                root_output(container, 'chown -- "$2" "$1" && chmod -- "$3" "$1"', [path, f"{member.uid}:{member.gid}", f"{member.mode & 0o7777:o}"])
+
+
+def run_on_snapshot(engine: DockerEngine, request: IsolatedRequest) -> IsolatedRun:
+    """Run ``request`` (whose ``root`` is set) in a fresh container of its snapshot's image; the container is removed after."""
+    root = request.root
+    assert root is not None
+    trusted = narrow_system_mounts(request.mounts)
+    binds = [(str(m.host_path), m.sandbox_path, True) for m in trusted]
+    binds.append(("/dev/null", "/etc/ld.so.preload", True))
+    container = engine.start_container(
+        "verify", request.home.name, snapshot_image(request), binds, settings=request.settings,
+        network=request.network, overrides=machine_overrides(),
+    )
+    try:
+        restore_network_files(container, request.home / NETWORK_FOLDER)
+        if root.uid != 0:
+            root_output(container, OPEN_PATHS, [m.sandbox_path for m in trusted])
+        env = {**AGENT_ENV, "HOME": root.home, "USER": root.user, "LOGNAME": root.user}
+        if root.uid == 0:
+            env["PATH"] = ROOT_PATH
+        return exec_verifier(engine.api, container.id, f"{root.uid}:{root.gid}", request.argv, request.secret,
+                             request.timeout_s, request.cwd, environment=env)
+    finally:
+        engine.remove_container(container.id)
