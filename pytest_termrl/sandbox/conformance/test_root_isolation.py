@@ -77,18 +77,30 @@ def test_writes_to_system_folders_land_in_the_record_not_on_the_host(root_sandbo
     assert _upper_holds(sandbox, f"/usr/bin/{marker}") and _upper_holds(sandbox, "/etc/hostname")
 
 
-def test_no_host_secret_is_readable(root_sandbox):
-    sandbox = root_sandbox()
-    result = sandbox.run(
-        "cat /etc/shadow; ls -A /root /home; ls /etc/ssh/*_key 2>&1; ls -A /var/lib/docker /var/log 2>&1; "
-        "test -e /etc/docker/key.json && echo KEYJSON; true"
-    )
+def test_no_host_secret_is_readable(termrl_backend_factory, tmp_path):  # noqa: F811
+    planted = Path("/root") / f"termrl-host-{secrets.token_hex(4)}"
+    planted.write_text("host root's own file\n")
+    backend = termrl_backend_factory(SandboxSettings(command_timeout_s=20.0))
+    try:
+        task = root_task(tmp_path)
+        sandbox = backend.create("secrets", task)
+        try:
+            sandbox.prepare(task)
+            result = sandbox.run(
+                f"cat /etc/shadow; ls -A /root /home | grep -c termrl-host-; ls /etc/ssh/*_key 2>&1; cat {planted} 2>/dev/null; "
+                "test -e /etc/docker/key.json && echo KEYJSON; true"
+            )
+        finally:
+            sandbox.close()
+    finally:
+        backend.close()
+        planted.unlink()
     out = result.output
     host_hashes = [line.split(":")[1] for line in Path("/etc/shadow").read_text().splitlines() if len(line.split(":")) > 2]
-    assert not any(h not in ("*", "!", "!*", "x", "") and h in out for h in host_hashes)
-    assert "KEYJSON" not in out and "_key\n" not in out.replace("No such file", "")
-    for name in os.listdir("/root"):
-        assert f"\n{name}\n" not in f"\n{out}\n", f"the host's /root/{name} is visible"
+    assert not any(h not in ("*", "!", "!*", "x", "") and h in out for h in host_hashes), "a host password hash is readable"
+    assert "KEYJSON" not in out and "host root's own file" not in out
+    assert "\n0\n" in f"\n{out}", "the host's /root is listed inside"
+    assert "_key\n" not in out.replace("No such file", ""), "an ssh host key is visible"
 
 
 def test_a_host_file_only_root_may_read_is_not_a_lower(termrl_backend_factory, tmp_path):  # noqa: F811
