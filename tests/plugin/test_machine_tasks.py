@@ -1,0 +1,60 @@
+"""Whole-machine tasks through the plugin: played, frozen footprints over the whole filesystem, and
+refused by name at collection, before any episode, where the run's backend cannot make their sandbox."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from conftest import copy_core_suite
+
+MACHINE = Path(__file__).resolve().parents[2] / "task_suites" / "machine"
+
+NO_MACHINE_CONFTEST = '''
+from pytest_termrl.sandbox.base import register_backend
+from pytest_termrl.sandbox.bwrap.backend import BwrapBackend
+
+
+class HomeOnlyBackend(BwrapBackend):
+    """bwrap under another name, as a machine without user namespaces would have it."""
+
+    name = "homeonly"
+
+    @classmethod
+    def whole_machine_problem(cls):
+        return "this machine has no user namespaces (sysctl user.max_user_namespaces=0)"
+
+
+register_backend("homeonly", HomeOnlyBackend)
+'''
+
+
+def _mixed_suite(root: Path) -> Path:
+    """The machine suite's ledger_port beside a native core task, with both contract lines."""
+    suite = copy_core_suite(root, ("log_error_counts",))
+    shutil.copytree(MACHINE / "ledger_port", suite / "ledger_port")
+    line = next(l for l in (MACHINE / "contracts.jsonl").read_text().splitlines() if json.loads(l)["task_id"] == "ledger_port")
+    with (suite / "contracts.jsonl").open("a") as handle:
+        handle.write(line + "\n")
+    return suite
+
+
+def test_a_root_task_plays_beside_a_native_one(tp):
+    _mixed_suite(tp.path / "suite")
+    result = tp.run("suite", "--termrl-agent=reference", "-n", "2")
+    result.assert_outcomes(passed=2)
+    records = [json.loads(l) for l in (tp.path / "run" / "episodes.jsonl").read_text().splitlines()]
+    modes = {r["task_id"]: r.get("oracle_mode") or r.get("monitor", {}).get("oracle_mode") for r in records}
+    assert modes.get("ledger_port") == "record", records[0].keys()
+
+
+def test_a_backend_without_whole_machine_sandboxes_refuses_those_tasks_by_name_before_any_episode(tp):
+    _mixed_suite(tp.path / "suite")
+    (tp.path / "conftest.py").write_text(NO_MACHINE_CONFTEST)
+    result = tp.run("suite", "--termrl-agent=reference", "--termrl-sandbox=homeonly")
+    result.assert_outcomes(passed=1, errors=1)
+    result.stdout.fnmatch_lines(["*ledger_port: runs as 'root' over the whole machine, which this run cannot make: "
+                                 "this machine has no user namespaces*"])
+    played = [json.loads(l)["task_id"] for l in (tp.path / "run" / "episodes.jsonl").read_text().splitlines()]
+    assert played == ["log_error_counts"], "the refused task played no episode"
