@@ -58,3 +58,10 @@ def test_a_backend_without_whole_machine_sandboxes_refuses_those_tasks_by_name_b
                                  "this machine has no user namespaces*"])
     played = [json.loads(l)["task_id"] for l in (tp.path / "run" / "episodes.jsonl").read_text().splitlines()]
     assert played == ["log_error_counts"], "the refused task played no episode"
+
+
+def test_the_machine_suite_passes_the_self_check(tp):
+    shutil.copytree(MACHINE, tp.path / "machine")
+    result = tp.run("machine", "--termrl-selfcheck", "-n", "2", timeout=600)
+    result.stdout.fnmatch_lines(["tasks valid: 3 of 3", "accidents: 18; forgiven by the hidden tests: 18; caught by the oracle: 18"])
+    assert result.ret == 0
