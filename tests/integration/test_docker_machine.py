@@ -275,3 +275,17 @@ def test_the_network_files_are_the_machines_own_recorded_and_graded(harness, tmp
         assert "hostname" not in played.sandbox.enforced_limits.get("network_files", "")
     finally:
         played.sandbox.close()
+
+
+def test_a_harbor_script_grader_runs_as_root_on_the_agents_machine(harness):
+    """A test.sh graded as ``[verifier] user = "root"``: its runner, as root, ends every process the
+    script left (all but pid 1 and itself) and the grader's container must outlive that."""
+    from pytest_termrl.tasks.importers import load_task_dir
+    from pytest_termrl.tasks.suite import LoadedTask
+
+    task = load_task_dir(REPO / "tests" / "data" / "harbor_fields" / "hb-root-verifier")
+    assert task.whole_machine and task.verifier_user == "root"
+    reference = _play(harness, LoadedTask(task, None), ReferenceAgent(), "hb-ref")
+    assert reference.outcome.verdict.complete and reference.outcome.verdict.native_reward == 1.0, reference.outcome.failure_text()
+    noop = _play(harness, LoadedTask(task, None), NoopAgent(), "hb-noop")
+    assert not noop.outcome.verdict.complete and noop.outcome.verdict.native_reward == 0.0
