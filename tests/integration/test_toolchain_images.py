@@ -153,7 +153,7 @@ def test_a_c_task_runs_in_the_cpp_variant_on_docker(engine, cpp_image):
         reference = harness.play_fresh(loaded, ReferenceAgent(), "reference").outcome
         assert reference.harness_error is None and reference.verdict.complete and reference.verdict.total == 4, reference.verdict.to_dict()
         # Without a frozen contract the reference's own edit is not permitted: the oracle names just it, as on bwrap.
-        assert [v.split(" ")[:3] for v in reference.violations] == [["collateral:", "mean.c:", "content_changed"]]
+        assert [v.split(" ")[:3] for v in reference.violations] == [["collateral:", "/app/mean.c:", "content_changed"]]
         noop = harness.play_fresh(loaded, NoopAgent(), "noop").outcome
         assert noop.verdict.error is None and not noop.verdict.complete and noop.verdict.passed == 3, noop.verdict.to_dict()
         # The agent's shell starts in /app, where its home shows too.

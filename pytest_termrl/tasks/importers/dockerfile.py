@@ -420,7 +420,7 @@ def write_environment(plan: DockerPlan, dest: Path) -> bool:
 def setup_text(plan: DockerPlan, label: str) -> str | None:
     if not plan.setup:
         return None
-    lines = [f"# Replayed from the RUN steps of {label}, as the agent's user, without network.", "set -e"]
+    lines = [f"# Replayed from the RUN steps of {label}, as the task's user, without network.", "set -e"]
     variables = {**plan.args, **plan.env}  # a RUN step sees the build arguments and the ENV, ENV winning
     lines += [f"export {key}={shlex.quote(value)}" for key, value in sorted(variables.items()) if re.match(r"^\w+$", key)]
     lines += [f"( {step}\n)" if "\n" in step else f"( {step} )" for step in plan.setup]

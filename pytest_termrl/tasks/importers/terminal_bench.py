@@ -223,4 +223,5 @@ def load_terminal_bench_task(task_dir: Path) -> Task:
         dropped_steps=tuple(plan.dropped),
         agent_timeout_s=agent_timeout,
         notes=tuple(notes),
+        user="root",  # as Terminal-Bench runs the agent and its tests: root in the task's image (here, over the whole machine)
     )

@@ -10,7 +10,6 @@ rewards a grader script writes, fails to write, or has rewritten behind its back
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
@@ -391,13 +390,15 @@ def test_judge_maps_the_reward_to_the_one_hidden_test():
 
 
 # -- in the sandbox ------------------------------------------------------------------------------
-def test_the_home_is_shown_at_the_workdir(harness):
+def test_a_terminal_bench_task_runs_as_root_in_its_workdir_over_the_whole_machine(harness):
     task = load_task_dir(RUNNABLE / "terminal_bench" / "tb-csv-total")
+    assert task.user == "root" and task.whole_machine
     sandbox = harness.new_sandbox(LoadedTask(task, None), "alias")
     try:
-        result = sandbox.run("pwd; echo $HOME; ls /app; echo x > /app/probe; cat ~/probe")
-        assert result.output.splitlines() == ["/app", "/home/user", "notes", "reports", "sales.csv", "x"]
-        assert (sandbox.home / "probe").read_text() == "x\n"
+        result = sandbox.run("pwd; id -u; echo $HOME; ls -d /app/notes /app/reports /app/sales.csv; echo x > /app/probe; echo y > /etc/probe")
+        assert result.output.splitlines() == ["/app", "0", "/root", "/app/notes", "/app/reports", "/app/sales.csv"]
+        changed = sandbox.change_record().read().entries
+        assert "/app/probe" in changed and "/etc/probe" in changed
     finally:
         sandbox.close()
 
@@ -530,8 +531,8 @@ def test_setup_replayed_from_a_dockerfile_builds_the_history(harness):
     try:
         result = sandbox.run("git -C /app/project log --format=%s | head -2; git -C project rev-list --count HEAD")
         assert result.output.splitlines() == ["Release 0.5", "Release 0.4", "5"]
-        digest = hashlib.sha256((sandbox.home / "project" / "CHANGELOG.md").read_bytes()).hexdigest()
-        assert digest == hashlib.sha256(b"# Changelog\n\n" + "".join(f"- release 0.{i}\n" for i in range(1, 6)).encode()).hexdigest()
+        changelog = sandbox.run("cat /app/project/CHANGELOG.md").output  # the setup wrote it inside, as root
+        assert changelog == "# Changelog\n\n" + "".join(f"- release 0.{i}\n" for i in range(1, 6))
     finally:
         sandbox.close()
 

@@ -71,12 +71,12 @@ def test_outside_workdir_writes_names_only_paths_outside_the_workdir():
     assert outside_workdir_writes("0/1 pass; t.py::a: E   AssertionError", "/app") == []
 
 
-def test_a_grader_that_writes_outside_the_workdir_is_refused_naming_the_path(harness, tmp_path):
+def test_a_grader_that_writes_outside_the_workdir_as_root_is_admitted(harness, tmp_path):
+    """Its tests make /opt/inbox as root, as Terminal-Bench runs them: over the whole machine here too."""
     task = load_task_dir(_tb_grader_writes_outside_workdir(tmp_path / "tb-root-inbox"))
+    assert task.user == "root"
     result = admit_task(harness, task)
-    assert not result.admitted
-    assert result.noop_fails
-    assert any(r.startswith("writes /opt/inbox, outside the workdir /app") for r in result.reasons), result.reasons
+    assert result.admitted and result.reference_passes and result.noop_fails, result.reasons
 
 
 SERVICE = Path(__file__).resolve().parents[2] / "data" / "harbor_fields" / "hb-service"
