@@ -178,8 +178,12 @@ def test_background_processes_are_gone_after_close(make_sandbox):
     # The commands returned at once despite the sleepers holding no output pipe open.
     assert max(plain.duration_s, daemon.duration_s, double_fork.duration_s) < 2
     assert len(host_pids_appearing(f"sleep {marker}", 3)) == 3
-    # The sleepers survive between commands (background jobs are allowed) ...
-    assert sandbox.run("pgrep -c sleep").output.strip() == "3"
+    # The sleepers survive between commands (background jobs are allowed) ... The host may see a
+    # sleeper's command line while it is still setsid or nohup, before its last exec: wait for the names.
+    deadline = time.monotonic() + 10
+    while (count := sandbox.run("pgrep -c -x sleep").output.strip()) != "3" and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert count == "3"
     sandbox.close()
     # ... and none survives the sandbox.
     assert host_pids_with(f"sleep {marker}") == []
