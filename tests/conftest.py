@@ -19,6 +19,7 @@ collect_ignore = ["data"]
 import json
 import os
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -272,6 +273,35 @@ def require_service(problem: str | None, what: str) -> None:
     if in_ci():
         pytest.fail(f"CI requires {what}: {problem}", pytrace=False)
     pytest.skip(f"{what} unavailable: {problem}")
+
+
+OVERLAY_OPTIONS = (
+    "userxattr,redirect_dir=off,metacopy=off",
+    # With the overlay module's redirect_always_follow (the default) the kernel reads
+    # redirect_dir=off as "follow", which it refuses beside userxattr; nofollow is the
+    # same for an upper: no redirect is ever written.
+    "userxattr,redirect_dir=nofollow,metacopy=off",
+)
+
+
+def require_root(what: str) -> None:
+    """Skip (developer machine) or fail (CI, which runs as root) where a test needs root."""
+    require_service(None if os.geteuid() == 0 else "the tests do not run as root", what)
+
+
+def mount_overlay(lowerdir: str, upper: Path, work: Path, at: Path) -> None:
+    """Mount a real kernel overlay at ``at`` (userxattr, no redirects, no metacopy); skip or fail (CI) where none mounts."""
+    require_root("mounting an overlay (root and mount(8))")
+    require_service(None if shutil.which("mount") else "no mount(8)", "mounting an overlay")
+    errors = []
+    for options in OVERLAY_OPTIONS:
+        done = subprocess.run(["mount", "-t", "overlay", "overlay", "-o",
+                               f"lowerdir={lowerdir},upperdir={upper},workdir={work},{options}", str(at)],
+                              capture_output=True, text=True)
+        if done.returncode == 0:
+            return
+        errors.append(f"{options}: {done.stderr.strip()}")
+    require_service(f"the kernel mounts no overlay here: {errors}", "a kernel overlay")
 
 
 def require_engine(problem: str | None) -> None:

@@ -18,39 +18,22 @@ from pathlib import Path
 
 import pytest
 
+from conftest import mount_overlay, require_root
+
 from pytest_termrl.oracle import manifest as manifest_mod
 from pytest_termrl.oracle.manifest import ROOT, Entry, take_manifest
 from pytest_termrl.oracle.record import OVERFLOW_ID, ChangeRecord, ChangeRecordError, RecordState, Slot
 
-MOUNT_OPTIONS = (
-    "userxattr,redirect_dir=off,metacopy=off",
-    # With the overlay module's redirect_always_follow (the default) the kernel reads
-    # redirect_dir=off as "follow", which it refuses beside userxattr; nofollow is the
-    # same for an upper: no redirect is ever written.
-    "userxattr,redirect_dir=nofollow,metacopy=off",
-)
 
 
 @contextmanager
 def overlay(root: Path, lowers: list[Path], name: str = "ov", at: Path | None = None) -> Iterator[tuple[Path, Path]]:
-    """Mount a real overlay of ``lowers`` (topmost first); yields (merged, upper). Skips where none can be mounted."""
-    if os.geteuid() != 0 or shutil.which("mount") is None:
-        pytest.skip("mounting an overlay needs root and mount(8)")
+    """Mount a real overlay of ``lowers`` (topmost first); yields (merged, upper). Skips (fails in CI) where none mounts."""
     upper, work = root / f"{name}-upper", root / f"{name}-work"
     merged = at if at is not None else root / f"{name}-merged"
     for d in (upper, work, merged):
         d.mkdir(exist_ok=True)
-    lowerdir = ":".join(str(p) for p in lowers)
-    errors = []
-    for options in MOUNT_OPTIONS:
-        done = subprocess.run(["mount", "-t", "overlay", "overlay", "-o",
-                               f"lowerdir={lowerdir},upperdir={upper},workdir={work},{options}", str(merged)],
-                              capture_output=True, text=True)
-        if done.returncode == 0:
-            break
-        errors.append(f"{options}: {done.stderr.strip()}")
-    else:
-        pytest.skip(f"the kernel mounts no overlay here: {errors}")
+    mount_overlay(":".join(str(p) for p in lowers), upper, work, merged)
     try:
         yield merged, upper
     finally:
@@ -92,8 +75,7 @@ def assert_views_match(record: ChangeRecord, state: RecordState, merged: Path, l
 
 
 def needs_root() -> None:
-    if os.geteuid() != 0:
-        pytest.skip("whiteouts are character devices: mknod needs root")
+    require_root("making whiteouts (character devices: mknod)")
 
 
 # --- a real kernel overlay ----------------------------------------------------------------
@@ -236,8 +218,7 @@ def test_slot_validation(tmp_path: Path) -> None:
 
 
 def test_owners_are_shown_as_inside_ids(tmp_path: Path) -> None:
-    if os.geteuid() != 0:
-        pytest.skip("chown to other ids needs root")
+    require_root("chown to other ids")
     base = 100_000
     lower = tree(tmp_path / "lower", {"root-owned": "r\n", "user-owned": "u\n"})
     upper = tree(tmp_path / "upper", {"mine": "m\n", "stranger": "s\n", "low": "l\n"})

@@ -18,13 +18,14 @@ from pathlib import Path
 
 import pytest
 
+from conftest import mount_overlay
+
 from pytest_termrl.oracle.policy import Permission, Policy, footprint, normalize_path, rooted
 from pytest_termrl.oracle.record import ChangeRecord, Slot
 from pytest_termrl.oracle.record_monitor import RecordMonitor
 from pytest_termrl.sandbox.base import CommandResult
 
 OK = CommandResult("", 0)
-MOUNT_OPTIONS = ("userxattr,redirect_dir=off,metacopy=off", "userxattr,redirect_dir=nofollow,metacopy=off")
 """The second where the kernel reads redirect_dir=off as "follow" (redirect_always_follow), which userxattr refuses."""
 
 ROOT_LOWER = {
@@ -74,23 +75,16 @@ class Machine:
         self.record = ChangeRecord(tuple(Slot(m, up, (low,)) for m, (low, up) in self.slots.items()))
 
     def _mount(self, mount: str, at: Path) -> None:
-        if os.geteuid() != 0 or shutil.which("mount") is None:
-            pytest.skip("mounting an overlay needs root and mount(8)")
         lower, upper = self.slots[mount]
         work = self.root / f"work-{len(self.mounted)}"
         work.mkdir()
         at.mkdir(exist_ok=True)
-        errors = []
-        for options in MOUNT_OPTIONS:
-            done = subprocess.run(["mount", "-t", "overlay", "overlay", "-o",
-                                   f"lowerdir={lower},upperdir={upper},workdir={work},{options}", str(at)],
-                                  capture_output=True, text=True)
-            if done.returncode == 0:
-                self.mounted.append(at)
-                return
-            errors.append(done.stderr.strip())
-        self.close()
-        pytest.skip(f"the kernel mounts no overlay here: {errors}")
+        try:
+            mount_overlay(str(lower), upper, work, at)
+        except BaseException:  # a skip or a failure: what was mounted comes down first
+            self.close()
+            raise
+        self.mounted.append(at)
 
     def close(self) -> None:
         while self.mounted:
