@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from ...errors import TaskFormatError
+from ...sandbox.build.parser import Instruction, expand, expand_heredoc, expand_words, from_parts, parse, split_words
 from ..files import read_text
 from ..model import ImageSpec
-from .dockerfile_syntax import Instruction, exec_form, instructions, substitute, words
 from .scripts import network_need, split_segments
 from .toolchains import PACKAGE_COMMANDS, SANDBOX_PATH, sandbox_has
 HARNESS_ONLY_PACKAGES = {"tmux", "asciinema"}
@@ -158,18 +158,17 @@ def _ignored(rel: str, patterns: list[str]) -> bool:
 
 def _run_step(instruction: Instruction) -> str:
     """The shell text of a RUN step: its command, or for heredocs the command with each body after it."""
-    rest = instruction.rest
+    rest = instruction.args
     if not instruction.heredocs:
-        words = exec_form(rest)
-        return shlex.join(words) if words is not None else rest
+        return shlex.join(instruction.json) if instruction.json is not None else rest
     command = rest
     first = instruction.heredocs[0]
     if _HEREDOC_ONLY.match(command):
         # RUN <<EOF: the body is the script, run by its shebang's interpreter or the shell.
         shebang = first.body.split("\n", 1)[0]
-        command = f"{shebang[2:].strip() if shebang.startswith('#!') else 'sh'} <<'{first.word}'"
-        return f"{command}\n{first.body}{first.word}"
-    bodies = "".join(f"{doc.body}{doc.word}\n" for doc in instruction.heredocs)
+        command = f"{shebang[2:].strip() if shebang.startswith('#!') else 'sh'} <<'{first.name}'"
+        return f"{command}\n{first.body}{first.name}"
+    bodies = "".join(f"{doc.body}{doc.name}\n" for doc in instruction.heredocs)
     return f"{command}\n{bodies}".rstrip("\n")
 
 
@@ -193,6 +192,16 @@ def _absolute_mkdirs(segments: list[str]) -> list[str] | None:
 _HEREDOC_ONLY = re.compile(r"^<<-?([\"']?)[A-Za-z_][\w.-]*\1$")
 
 
+def _expanded(where: str, keyword: str, words: list[str], env: dict[str, str], escape: str, split: bool = False) -> list[str]:
+    """Each word expanded as Docker expands it (and split on whitespace with ``split``); a TaskFormatError naming the line when Docker cannot."""
+    try:
+        if split:
+            return [found for word in words for found in expand_words(word, env, escape=escape)]
+        return [expand(word, env, escape=escape) for word in words]
+    except ValueError as exc:
+        raise TaskFormatError(where, keyword, f"words Docker can expand ({exc})") from None
+
+
 def plan_dockerfile(
     dockerfile: Path, context: Path, exclude: Set[str] = frozenset(), default_workdir: str = "/app", workdir_override: str | None = None
 ) -> DockerPlan:
@@ -212,29 +221,29 @@ def plan_dockerfile(
     mkdirs: list[tuple[int, str]] = []  # (line, folder) of RUN steps that only make folders by absolute path
     agent_chowns: list[tuple[int, str, str]] = []  # (line, the folder given to the agent's user, the segment)
     ignore = _dockerignore(context)
-    for instruction in instructions(text):
-        lineno, keyword, rest = instruction.lineno, instruction.keyword, instruction.rest
+    parsed = parse(text, str(dockerfile))
+    escape = parsed.escape
+    for instruction in parsed.instructions:
+        lineno, keyword, rest = instruction.lineno, instruction.keyword, instruction.args
         where = f"{dockerfile}:{lineno}"
         scope = {**args, **plan.env}
         if keyword == "ARG":
-            for word in words(rest, scope):
+            for word in _expanded(where, keyword, split_words(rest, escape), scope, escape):
                 name, eq, value = word.partition("=")
                 if not plan.bases:
                     global_args[name] = value
                 else:
                     args[name] = value if eq else global_args.get(name, args.get(name, ""))
         elif keyword == "FROM":
-            found = [w for w in words(rest, global_args) if not w.startswith("--")]
-            if not found:
-                raise TaskFormatError(where, "FROM", "expected an image")
-            plan.bases.append(found[0])
+            image, _ = from_parts(instruction)
+            plan.bases.append(_expanded(where, keyword, [image], global_args, escape)[0])
             args = {}
         elif keyword == "WORKDIR":
-            target = " ".join(words(rest, scope))
+            target = _expanded(where, keyword, [rest], scope, escape)[0]
             cwd = target if target.startswith("/") else str(PurePosixPath(cwd) / target)
             saw_workdir = True
         elif keyword == "ENV":
-            found = words(rest, scope)
+            found = _expanded(where, keyword, split_words(rest, escape), scope, escape)
             if found and "=" in found[0]:
                 for word in found:
                     key, _, value = word.partition("=")
@@ -242,8 +251,8 @@ def plan_dockerfile(
             elif found:
                 plan.env[found[0]] = " ".join(found[1:])
         elif keyword == "RUN":
-            if rest.startswith("--"):
-                plan.blockers.append(f"{where}: RUN with build flags ({rest.split()[0]})")
+            if instruction.flags:
+                plan.blockers.append(f"{where}: RUN with build flags ({instruction.flags[0]})")
                 continue
             step = _run_step(instruction)
             if instruction.heredocs or _COMPOUND.search(step):
@@ -313,11 +322,11 @@ def plan_dockerfile(
                 body = rest if len(kept) == len(segments) else " && ".join(kept)
                 plan.setup.append(f"cd {shlex.quote(cwd)} && {body}")
         elif keyword in ("COPY", "ADD"):
-            exec_words = exec_form(rest)
-            found = [substitute(w, scope) for w in exec_words] if exec_words is not None else words(rest, scope)
-            flags = [w for w in found if w.startswith("--")]
-            found = [w for w in found if not w.startswith("--")]
-            if any(f.startswith("--from") for f in flags):
+            if instruction.json is not None:
+                found = _expanded(where, keyword, list(instruction.json), scope, escape)
+            else:
+                found = _expanded(where, keyword, [rest], scope, escape, split=True)
+            if instruction.flag("from") is not None:
                 plan.blockers.append(f"{where}: {keyword} --from another stage")
                 continue
             if len(found) < 2:
@@ -325,13 +334,16 @@ def plan_dockerfile(
             *sources, dest = found
             dest_abs = dest if dest.startswith("/") else str(PurePosixPath(cwd) / dest)
             is_dir_dest = dest.endswith("/") or len(sources) > 1 or dest in (".", "./")
-            docs = {doc.word: doc for doc in instruction.heredocs}
+            docs = {doc.name: doc for doc in instruction.heredocs}
             for source in sources:
                 heredoc = _HEREDOC_SOURCE.match(source)
                 if heredoc and heredoc.group(1) in docs:
                     doc = docs[heredoc.group(1)]
-                    body = doc.body if doc.quoted else substitute(doc.body, scope)
-                    target = str(PurePosixPath(dest_abs) / doc.word) if is_dir_dest and len(sources) > 1 else dest_abs
+                    try:
+                        body = expand_heredoc(doc.body, scope) if doc.expand else doc.body
+                    except ValueError as exc:
+                        raise TaskFormatError(where, keyword, f"a heredoc Docker can expand ({exc})") from None
+                    target = str(PurePosixPath(dest_abs) / doc.name) if is_dir_dest and len(sources) > 1 else dest_abs
                     inline.append((lineno, body.encode(), target))
                     continue
                 if re.match(r"^[a-z]+://", source):

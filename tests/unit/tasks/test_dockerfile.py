@@ -15,11 +15,12 @@ from pathlib import Path
 import pytest
 
 from pytest_termrl.agents.builtin import NoopAgent, ReferenceAgent
+from pytest_termrl.errors import TaskFormatError
 from pytest_termrl.harness import default_harness
+from pytest_termrl.sandbox.build.parser import expand, expand_words, parse
 from pytest_termrl.sandbox.docker.images.client import DEFAULT_TAG
 from pytest_termrl.tasks.importers import load_task_dir, offline_status
 from pytest_termrl.tasks.importers.dockerfile import is_generic_base, plan_dockerfile, setup_text
-from pytest_termrl.tasks.importers.dockerfile_syntax import exec_form, instructions, substitute, words
 from pytest_termrl.tasks.suite import LoadedTask
 
 FIXTURE = Path(__file__).resolve().parents[2] / "data" / "dockerfile_rules" / "tb-dockerfile-rules"
@@ -38,21 +39,23 @@ def test_a_run_that_is_not_a_json_array_is_shell_form(tmp_path):
         FROM debian:12
         RUN [ ! -e /usr/bin/python ] && ln -s /usr/bin/python3 /usr/local/bin/python-link || true
         RUN ["echo", "exec form"]
-        RUN ["echo", 3]
+        RUN ["echo", "unclosed"
     """)
     assert plan.setup == [
         "cd / && [ ! -e /usr/bin/python ] && ln -s /usr/bin/python3 /usr/local/bin/python-link || true",
         "cd / && echo 'exec form'",
-        'cd / && ["echo", 3]',
+        'cd / && ["echo", "unclosed"',
     ]
-    assert exec_form('["a", "b c"]') == ["a", "b c"] and exec_form("[ -e x ]") is None and exec_form('["a", 1]') is None
+    # A JSON array that holds a non-string is refused by BuildKit, not read as shell form.
+    with pytest.raises(TaskFormatError, match=r"Dockerfile:2: field 'RUN': a JSON array of strings only"):
+        _plan(tmp_path, 'FROM debian:12\nRUN ["echo", 3]\n')
 
 
 def test_continuations_drop_comments_and_blank_lines_inside_them():
-    found = instructions("FROM debian:12\nRUN echo a \\\n  # not part of it\n\n  && echo b\n# a comment\nWORKDIR /app\n")
-    assert [(i.lineno, i.keyword, i.rest) for i in found] == [(1, "FROM", "debian:12"), (2, "RUN", "echo a && echo b"), (7, "WORKDIR", "/app")]
-    backtick = instructions("# escape=`\nFROM debian:12\nRUN echo a `\n  b\n")
-    assert backtick[1].rest == "echo a b"
+    found = parse("FROM debian:12\nRUN echo a \\\n  # not part of it\n\n  && echo b\n# a comment\nWORKDIR /app\n").instructions
+    assert [(i.lineno, i.keyword, i.args) for i in found] == [(1, "FROM", "debian:12"), (2, "RUN", "echo a   && echo b"), (7, "WORKDIR", "/app")]
+    backtick = parse("# escape=`\nFROM debian:12\nRUN echo a `\n  b\n").instructions
+    assert backtick[1].args == "echo a   b"
 
 
 def test_heredocs_are_the_bodies_of_run_and_copy(tmp_path):
@@ -88,6 +91,24 @@ def test_heredocs_are_the_bodies_of_run_and_copy(tmp_path):
     assert "( cd /app && sh <<'EOF'\necho one > one.txt\necho two >> one.txt\nEOF\n)" in script
 
 
+def test_a_heredoc_body_with_from_lines_is_no_second_stage(tmp_path):
+    # `<< 'EOF'` (a space after <<) is a heredoc under BuildKit 0.22 and later: its body, FROM line
+    # included, belongs to the RUN step, so the image is one stage.
+    plan = _plan(tmp_path, """\
+        FROM debian:12
+        WORKDIR /home/user/app
+        RUN cat > /home/user/app/x.py << 'EOF'
+        from datetime import datetime
+        FROM ubuntu
+        EOF
+    """)
+    assert plan.bases == ["debian:12"]
+    assert not any("multi-stage" in blocker for blocker in plan.blockers), plan.blockers
+    assert plan.setup == [
+        "cd /home/user/app && cat > /home/user/app/x.py << 'EOF'\nfrom datetime import datetime\nFROM ubuntu\nEOF"
+    ]
+
+
 def test_arg_and_env_substitution_follows_docker(tmp_path):
     (tmp_path / "payload").mkdir()
     (tmp_path / "payload" / "in.txt").write_text("x\n")
@@ -111,8 +132,8 @@ def test_arg_and_env_substitution_follows_docker(tmp_path):
 
 def test_the_word_lexer():
     env = {"A": "x y"}
-    assert words('KEY="$A" B=\'$A\' C=\\$A', env) == ["KEY=x y", "B=$A", "C=$A"]
-    assert substitute("${A-none} ${B-none} ${B:-d}", env) == "x y none d"
+    assert expand_words('KEY="$A" B=\'$A\' C=\\$A', env) == ["KEY=x y", "B=$A", "C=$A"]
+    assert expand("${A-none} ${B-none} ${B:-d}", env) == "x y none d"
 
 
 def test_from_the_harness_base_image_stays_on_bwrap(tmp_path):

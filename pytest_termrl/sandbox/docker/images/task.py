@@ -12,7 +12,7 @@ import hashlib
 import re
 from pathlib import Path
 
-from ....tasks.importers.dockerfile_syntax import instructions
+from ...build.parser import parse
 from .client import DEFAULT_TAG, ImageError, docker_client, image_exists, sdk
 
 TASK_IMAGE_LABEL = "termrl.task-image"
@@ -96,8 +96,11 @@ HEREDOC_NEEDS_BUILDKIT = (
 
 
 def heredoc_lines(dockerfile: Path) -> list[int]:
-    """The lines of the instructions that open a heredoc (``RUN <<EOF``, ``COPY <<EOF /x``)."""
-    return [step.lineno for step in instructions(dockerfile.read_text(errors="replace")) if step.heredocs]
+    """The lines of the instructions that open a heredoc (``RUN <<EOF``, ``COPY <<EOF /x``), read by BuildKit's rules.
+
+    A Dockerfile BuildKit would refuse raises :class:`~pytest_termrl.sandbox.build.parser.DockerfileError`.
+    """
+    return [step.lineno for step in parse(dockerfile.read_text(errors="replace"), str(dockerfile)).instructions if step.heredocs]
 
 
 def build_task_image(dockerfile_dir: Path, tag: str | None = None, client=None) -> str:
