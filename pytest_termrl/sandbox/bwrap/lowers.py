@@ -12,6 +12,7 @@ host's logs, spools and backups. ``masked`` lists what was masked.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import stat
 from dataclasses import dataclass, field
@@ -187,6 +188,19 @@ class MachineLowers:
             else:
                 _whiteout(path)
             self.masked.append("/" + rel)
+
+    def reach(self, folder: Path) -> Path:
+        """``folder`` (the build cache's layers) seen read-only at a path the range's root can reach, bound once.
+
+        The cache usually lies under the harness user's home, which other ids may not cross;
+        a bind in this folder needs no permission on the cache's parents.
+        """
+        target = self.folder / f"store-{hashlib.sha256(str(folder.resolve()).encode()).hexdigest()[:12]}"
+        if target not in self._mounted:
+            target.mkdir(exist_ok=True)
+            idmapped_mount(str(folder), target, None)
+            self._mounted.append(target)
+        return target
 
     def close(self) -> None:
         for target in self._mounted:

@@ -76,11 +76,15 @@ def layered_args(bwrap: str, slots: list[LayerSlot], info_fd: int, block_fd: int
     return args
 
 
-def enter_as(account: Account) -> list[str]:
-    """The program's prefix inside: nothing for root; for another account, the switch to it with no capability left."""
+def enter_as(account: Account, groups: tuple[int, ...] = ()) -> list[str]:
+    """The program's prefix inside: nothing for root; for another account, the switch to it with no capability left.
+
+    ``groups``: the account's supplementary groups (an image's ``USER`` keeps those /etc/group gives it).
+    """
     if account.uid == 0:
         return []
-    return ["setpriv", f"--reuid={account.uid}", f"--regid={account.gid}", "--clear-groups",
+    joined = ["--groups=" + ",".join(str(g) for g in groups)] if groups else ["--clear-groups"]
+    return ["setpriv", f"--reuid={account.uid}", f"--regid={account.gid}", *joined,
             "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--"]
 
 

@@ -1,0 +1,644 @@
+"""Build a Dockerfile by running it: each stage from the host standing in for its base, each step's layer cached by digest.
+
+``RUN`` runs in a whole-machine sandbox over the layers so far (:mod:`.step_run`); ``COPY``
+and ``ADD`` stage what they write on the host (:mod:`.context`) and unpack it inside such a
+sandbox as root, so the overlay makes the layer exactly as a step would (existing folders
+keep their owners and modes, links in the destination are followed inside the image);
+``WORKDIR`` makes its folder when the image lacks it, owned by the ``USER``. ``ENV``,
+``ARG``, ``USER``, ``SHELL``, ``CMD``, ``ENTRYPOINT``, ``LABEL``, ``EXPOSE``, ``VOLUME``,
+``STOPSIGNAL`` change the image's configuration only; ``HEALTHCHECK``, ``ONBUILD`` and
+``MAINTAINER`` are recorded as notes. Only the stages the target needs are built.
+
+A step's key (:func:`.store.layer_key`) is its parent's key and everything the step reads:
+the instruction, its environment, user, workdir and shell, the digest of the files it
+copies. The first key of a stage from a stood-in base holds the host's identity
+(:func:`.bases.host_identity`). A failed, stopped or overfull step caches nothing and
+raises :class:`BuildError` naming its line, its exit code and its last output.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import time
+from dataclasses import dataclass, field, replace
+from pathlib import Path, PurePosixPath
+
+from ...errors import SandboxError, TaskFormatError
+from ...standins.inside import tools as standin_tools
+from ..base import SandboxSettings
+from ..bwrap.lowers import MachineLowers
+from ..bwrap.overlay import Account
+from ..layout import SandboxFolders
+from .accounts import ImageUser, resolve_user
+from .bases import host_identity, stand_in
+from .check import IGNORED_RUN_MOUNTS, PLATFORM_ARGS
+from .failure import failure_message, missing_packages
+from .context import BuildContext, Owner, SymbolicMode, add_archive, copy_into, is_archive, is_remote, parse_chmod, parse_chown
+from .parser import Dockerfile, Instruction, expand, expand_heredoc, expand_words, from_parts, parse
+from .record import BuiltImage, StepLog
+from .step_run import STAGE_INSIDE, assemble, run_step
+from .store import LayerInfo, LayerStore, layer_key, tree_bytes
+from .view import MergedView
+
+DEFAULT_BUILD_TIMEOUT_S = 600.0
+"""A build's time when the task names none (Harbor's ``build_timeout_sec`` default)."""
+DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+
+class BuildError(SandboxError):
+    """A step of the build failed; the message names the Dockerfile's line, the exit code and the last output."""
+
+    def __init__(self, message: str, steps: tuple[StepLog, ...] = (), missing: list[tuple[str, str]] | None = None) -> None:
+        super().__init__(message)
+        self.steps = steps
+        self.missing = list(missing or [])
+        """(manager, package) the host lacks for the failed step: 'apt' (a Debian package) or 'pip' (a PyPI name)."""
+
+
+@dataclass
+class Stage:
+    """One stage's state while it is built: its layers so far and its configuration."""
+
+    index: int
+    name: str | None
+    base: str
+    stand_in: str
+    parent: str
+    layers: list[str] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)
+    args: dict[str, str] = field(default_factory=dict)
+    user: str = ""
+    workdir: str = "/"
+    shell: tuple[str, ...] = ("/bin/sh", "-c")
+    cmd: tuple[str, ...] | None = None
+    entrypoint: tuple[str, ...] | None = None
+    labels: dict[str, str] = field(default_factory=dict)
+    exposed: list[str] = field(default_factory=list)
+    volumes: list[str] = field(default_factory=list)
+    stopsignal: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+    def scope(self) -> dict[str, str]:
+        """What variables in an instruction see: the stage's ARGs, its ENV winning."""
+        return {**self.args, **self.env}
+
+
+@dataclass
+class Builder:
+    """Builds Dockerfiles over one machine's lowers into one store."""
+
+    bwrap: str
+    workroot: Path
+    lowers: MachineLowers
+    store: LayerStore
+    settings: SandboxSettings
+    echo: bool = False
+    """Print each step as it starts and ends (the command line's ``build``)."""
+
+    def __post_init__(self) -> None:
+        self.folders = SandboxFolders(self.workroot, "sbx")
+        """Step folders and staged files: in the work root (the range's root reaches them), removed with a killed run's."""
+        self.store.hold()
+        self._reach = self.lowers.reach(self.store.layers)
+
+    def staging(self) -> Path:
+        """A new folder for files a step reads (seen read-only inside), reachable by the sandbox's root."""
+        path = self.folders.new("stage")
+        os.chmod(path, 0o755)
+        return path
+
+    def trees(self, keys: list[str] | tuple[str, ...]) -> list[Path]:
+        """The layers of ``keys`` (bottom first) as the sandboxes see them, topmost first."""
+        return [self._reach / key / "tree" for key in reversed(keys)]
+
+    def build(self, dockerfile: Path, context: Path | None = None, *, build_args: dict[str, str] | None = None,
+              target: str | None = None, timeout_s: float | None = None) -> BuiltImage:
+        context = context or dockerfile.parent
+        parsed = parse(dockerfile.read_text(encoding="utf-8", errors="replace"), str(dockerfile))
+        run = _Run(self, parsed, BuildContext.for_dockerfile(context, dockerfile), dict(build_args or {}),
+                   time.monotonic() + (timeout_s or DEFAULT_BUILD_TIMEOUT_S), timeout_s or DEFAULT_BUILD_TIMEOUT_S)
+        try:
+            image = run.build(target)
+        except BuildError as exc:
+            self._write_log(run, None, str(exc))
+            raise
+        self.store.save_image(image.key, image.to_json())
+        self._write_log(run, image.key, None)
+        return image
+
+    def _write_log(self, run: "_Run", key: str | None, failure: str | None) -> None:
+        lines = [f"# build of {run.parsed.source}"]
+        for step in run.steps:
+            lines.append(step.line())
+            if step.output and not step.cached:
+                lines += ["    " + line for line in step.output.splitlines()[-200:]]
+        if failure:
+            lines.append(f"FAILED: {failure}")
+        path = self.store.log_path(key or "failed-" + layer_key("log", run.parsed.source))
+        path.write_text("\n".join(lines) + "\n")
+        run.log_path = path
+
+
+class _Run:
+    """One build: the Dockerfile's stages, its context, its arguments and deadline, its log."""
+
+    def __init__(self, builder: Builder, parsed: Dockerfile, context: BuildContext, build_args: dict[str, str],
+                 deadline: float, timeout_s: float) -> None:
+        self.b = builder
+        self.parsed = parsed
+        self.context = context
+        self.build_args = build_args
+        self.deadline = deadline
+        self.timeout_s = timeout_s
+        self.steps: list[StepLog] = []
+        self.substitutions: list[str] = []
+        self.stages: list[Stage] = []
+        self.log_path: Path | None = None
+
+    # -- stages -------------------------------------------------------------------------
+    def _split(self) -> tuple[list[Instruction], list[list[Instruction]]]:
+        """(the global instructions before the first FROM, each stage's instructions starting with its FROM)."""
+        head: list[Instruction] = []
+        stages: list[list[Instruction]] = []
+        for instruction in self.parsed.instructions:
+            if instruction.keyword == "FROM":
+                stages.append([instruction])
+            elif stages:
+                stages[-1].append(instruction)
+            elif instruction.keyword == "ARG":
+                head.append(instruction)
+            else:
+                raise TaskFormatError(instruction.where(), instruction.keyword, "expected FROM before any instruction but ARG")
+        if not stages:
+            raise TaskFormatError(self.parsed.source, "FROM", "expected a FROM line")
+        return head, stages
+
+    def build(self, target: str | None) -> BuiltImage:
+        head, stages = self._split()
+        global_args = dict(PLATFORM_ARGS)
+        for instruction in head:
+            for name, value in self._arg_pairs(instruction, global_args):
+                global_args[name] = self.build_args.get(name, value if value is not None else global_args.get(name, ""))
+        self.global_args = global_args
+        names: dict[str, int] = {}
+        plans: list[tuple[str, str | None]] = []
+        for index, instructions in enumerate(stages):
+            written, stage_name = from_parts(instructions[0])
+            image = self._expand(instructions[0], written or "", global_args)
+            plans.append((image, stage_name))
+            if stage_name:
+                names[stage_name] = index
+        last = len(stages) - 1
+        if target is not None:
+            if target.lower() not in names:
+                raise TaskFormatError(self.parsed.source, "target", f"no stage named {target!r} (stages: {', '.join(names) or 'none named'})")
+            last = names[target.lower()]
+        self.names = names
+        needed = self._needed(stages, plans, names, last)
+        built: dict[int, Stage] = {}
+        for index in sorted(needed):
+            built[index] = self._stage(index, stages[index], plans[index], built)
+            self.stages.append(built[index])
+        final = built[last]
+        return self._image(final)
+
+    def _needed(self, stages: list[list[Instruction]], plans: list[tuple[str, str | None]], names: dict[str, int], last: int) -> set[int]:
+        """The stages the target depends on (FROM a stage, COPY --from a stage), itself included."""
+        needed: set[int] = set()
+        todo = [last]
+        while todo:
+            index = todo.pop()
+            if index in needed:
+                continue
+            needed.add(index)
+            image = plans[index][0].lower()
+            if image in names and names[image] < index:
+                todo.append(names[image])
+            for instruction in stages[index][1:]:
+                source = instruction.flag("from") if instruction.keyword in ("COPY", "ADD") else None
+                if source is not None:
+                    ref = self._expand(instruction, source, self.global_args).lower()
+                    if ref in names:
+                        todo.append(names[ref])
+                    elif ref.isdigit() and int(ref) < index:
+                        todo.append(int(ref))
+        return needed
+
+    def _stage(self, index: int, instructions: list[Instruction], plan: tuple[str, str | None], built: dict[int, Stage]) -> Stage:
+        image, name = plan
+        first = instructions[0]
+        if image.lower() in self.names and self.names[image.lower()] < index:
+            parent = built[self.names[image.lower()]]
+            stage = replace(parent, index=index, name=name, layers=list(parent.layers), env=dict(parent.env), args={},
+                            labels=dict(parent.labels), exposed=list(parent.exposed), volumes=list(parent.volumes), notes=list(parent.notes))
+        else:
+            what = stand_in(image)
+            if what is None:
+                raise BuildError(f"{first.where()}: FROM {image}: not an image the host can stand in for (the builder stands in "
+                                 "for Debian, Ubuntu, python, buildpack-deps and Terminal-Bench's generic bases; this task needs the docker backend)")
+            base_key = layer_key("base", image, host_identity())
+            stage = Stage(index, name, image, f"{image}: {what}", base_key, env={"PATH": DEFAULT_PATH})
+        self._step_log(first, f"FROM {image}" + (f" AS {name}" if name else ""), True, 0.0)
+        for instruction in instructions[1:]:
+            self._dispatch(stage, instruction)
+        return stage
+
+    # -- instructions -------------------------------------------------------------------
+    def _dispatch(self, stage: Stage, ins: Instruction) -> None:
+        keyword = ins.keyword
+        scope = stage.scope()
+        if keyword == "ARG":
+            for name, value in self._arg_pairs(ins, scope):
+                if name in self.build_args:
+                    stage.args[name] = self.build_args[name]
+                elif value is not None:
+                    stage.args[name] = value
+                else:
+                    stage.args[name] = self.global_args.get(name, "")
+        elif keyword == "ENV":
+            pairs = self._pairs(ins, scope, "ENV")
+            for key, value in pairs:
+                stage.env[key] = value
+        elif keyword == "LABEL":
+            for key, value in self._pairs(ins, scope, "LABEL"):
+                stage.labels[key] = value
+        elif keyword == "WORKDIR":
+            path = self._expand(ins, ins.args.strip(), scope)
+            if not path:
+                raise TaskFormatError(ins.where(), "WORKDIR", "expected a folder")
+            stage.workdir = path if path.startswith("/") else str(PurePosixPath(stage.workdir) / path)
+            stage.workdir = os.path.normpath(stage.workdir)
+            self._workdir(stage, ins)
+            return
+        elif keyword == "USER":
+            stage.user = self._expand(ins, ins.args.strip(), scope)
+            if not stage.user:
+                raise TaskFormatError(ins.where(), "USER", "expected a user")
+        elif keyword == "SHELL":
+            if ins.json is None or not ins.json:
+                raise TaskFormatError(ins.where(), "SHELL", 'expected the JSON form, such as SHELL ["/bin/bash", "-c"]')
+            stage.shell = tuple(ins.json)
+        elif keyword in ("CMD", "ENTRYPOINT"):
+            argv = tuple(ins.json) if ins.json is not None else (*stage.shell, ins.args)
+            if keyword == "CMD":
+                stage.cmd = argv
+            else:
+                stage.entrypoint = argv
+                stage.cmd = None  # as the engine does: a new ENTRYPOINT clears an inherited CMD
+        elif keyword == "EXPOSE":
+            stage.exposed += [w if "/" in w else f"{w}/tcp" for w in self._words(ins, scope)]
+        elif keyword == "VOLUME":
+            stage.volumes += list(ins.json) if ins.json is not None else self._words(ins, scope)
+        elif keyword == "STOPSIGNAL":
+            stage.stopsignal = self._expand(ins, ins.args.strip(), scope)
+        elif keyword in ("HEALTHCHECK", "ONBUILD", "MAINTAINER"):
+            stage.notes.append(f"{ins.where()}: {keyword} recorded, not run by the builder")
+        elif keyword == "RUN":
+            self._run(stage, ins)
+            return
+        elif keyword in ("COPY", "ADD"):
+            self._copy(stage, ins)
+            return
+        else:
+            raise TaskFormatError(ins.where(), keyword, "an instruction the builder does not know")
+        self._step_log(ins, _short(ins), True, 0.0)
+
+    def _arg_pairs(self, ins: Instruction, scope: dict[str, str]) -> list[tuple[str, str | None]]:
+        out: list[tuple[str, str | None]] = []
+        for word in self._words(ins, scope):
+            name, eq, value = word.partition("=")
+            if not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", name):
+                raise TaskFormatError(ins.where(), "ARG", f"expected NAME or NAME=value, got {word!r}")
+            out.append((name, value if eq else None))
+        if not out:
+            raise TaskFormatError(ins.where(), "ARG", "expected NAME or NAME=value")
+        return out
+
+    def _pairs(self, ins: Instruction, scope: dict[str, str], keyword: str) -> list[tuple[str, str]]:
+        """ENV / LABEL pairs: ``k=v k2=v2`` (each value expanded with the scope before the instruction), or the old ``k v w``."""
+        found = self._words(ins, scope)
+        if not found:
+            raise TaskFormatError(ins.where(), keyword, "expected NAME=value")
+        if "=" not in found[0]:
+            raw = ins.args.strip().split(None, 1)
+            if len(raw) < 2:
+                raise TaskFormatError(ins.where(), keyword, f"expected NAME=value, or NAME value (got {ins.args.strip()!r})")
+            return [(raw[0], self._expand(ins, raw[1], scope))]
+        pairs = []
+        for word in found:
+            key, eq, value = word.partition("=")
+            if not eq or not key:
+                raise TaskFormatError(ins.where(), keyword, f"expected NAME=value, got {word!r}")
+            pairs.append((key, value))
+        return pairs
+
+    def _words(self, ins: Instruction, scope: dict[str, str]) -> list[str]:
+        try:
+            return expand_words(ins.args, scope)
+        except ValueError as exc:
+            raise TaskFormatError(ins.where(), ins.keyword, str(exc)) from None
+
+    def _expand(self, ins: Instruction, text: str, scope: dict[str, str]) -> str:
+        try:
+            return expand(text, scope)
+        except ValueError as exc:
+            raise TaskFormatError(ins.where(), ins.keyword, str(exc)) from None
+
+    # -- steps that make layers -----------------------------------------------------------
+    def _user(self, stage: Stage, ins: Instruction, spec: str | None = None) -> ImageUser:
+        view = self._view(stage)
+        try:
+            return resolve_user(spec if spec is not None else stage.user, view.read_text("/etc/passwd") or "", view.read_text("/etc/group") or "")
+        except ValueError as exc:
+            raise BuildError(f"{ins.where()}: {exc}") from None
+
+    def _view(self, stage: Stage) -> MergedView:
+        return MergedView(self.b.trees(stage.layers), self.b.lowers.base, {m: lows[-1] for m, lows in self.b.lowers.slots.items()})
+
+    def _run(self, stage: Stage, ins: Instruction) -> None:
+        network = ins.flag("network")
+        if network not in (None, "none", "default"):
+            raise BuildError(f"{ins.where()}: RUN --network={network}: the build has no network")
+        for flag in ins.flags:
+            name = flag[2:].partition("=")[0]
+            if name == "mount":
+                kind = dict(p.partition("=")[::2] for p in flag.partition("=")[2].split(",")).get("type", "bind")
+                if kind not in IGNORED_RUN_MOUNTS:
+                    raise BuildError(f"{ins.where()}: RUN {flag}: a {kind} mount the builder does not provide")
+                stage.notes.append(f"{ins.where()}: RUN {flag} run without its {kind} mount")
+            elif name not in ("network", "security"):
+                raise BuildError(f"{ins.where()}: RUN {flag}: a flag the builder does not know")
+        script: str | None = None
+        if ins.json is not None:
+            argv = list(ins.json)
+        elif ins.heredocs and re.fullmatch(r"\s*\d*<<-?\s*[\"']?\w[\w.-]*[\"']?\s*", ins.args):
+            body = ins.heredocs[0].body
+            if body.startswith("#!"):  # run as a file, by its own interpreter, as the engine does
+                script = body
+                argv = [f"{STAGE_INSIDE}/heredoc-script"]
+            else:
+                argv = [*stage.shell, body]
+        else:
+            text = ins.args
+            if ins.heredocs:
+                text += "\n" + "".join(f"{doc.body}{doc.name}\n" for doc in ins.heredocs)
+            argv = [*stage.shell, text]
+        user = self._user(stage, ins)
+        env = self._run_env(stage, user)
+        key = layer_key(stage.parent, "RUN", argv, script, sorted(env.items()), stage.user, stage.workdir)
+        if script is None or self.b.store.has(key):
+            self._layer(stage, ins, key, argv, user, env, None)
+            return
+        staging = self.b.staging()
+        try:
+            (staging / "heredoc-script").write_text(script)
+            os.chmod(staging / "heredoc-script", 0o755)
+            self._layer(stage, ins, key, argv, user, env, staging)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+
+    def _run_env(self, stage: Stage, user: ImageUser) -> dict[str, str]:
+        env = {**stage.args, **stage.env}
+        env.setdefault("PATH", DEFAULT_PATH)
+        env.setdefault("HOME", user.home or "/")
+        return env
+
+    def _workdir(self, stage: Stage, ins: Instruction) -> None:
+        view = self._view(stage)
+        if view.kind(stage.workdir) == "dir":
+            self._step_log(ins, _short(ins), True, 0.0)
+            return
+        user = self._user(stage, ins)
+        script = ('set -e; p=; for part in $(echo "$1" | tr "/" " "); do p="$p/$part"; '
+                  'if [ ! -e "$p" ]; then mkdir "$p"; chown "$2" "$p"; fi; done')
+        argv = ["/bin/sh", "-c", script, "workdir", stage.workdir, f"{user.uid}:{user.gid}"]
+        key = layer_key(stage.parent, "WORKDIR", stage.workdir, user.uid, user.gid)
+        self._layer(stage, ins, key, argv, ImageUser(0, 0, "root", "/root"), {"PATH": DEFAULT_PATH}, None, cwd="/")
+
+    def _copy(self, stage: Stage, ins: Instruction) -> None:
+        keyword = ins.keyword
+        scope = stage.scope()
+        for flag in ins.flags:
+            name = flag[2:].partition("=")[0]
+            if name not in ("from", "chown", "chmod", "link", "exclude", "parents", "checksum", "keep-git-dir"):
+                raise BuildError(f"{ins.where()}: {keyword} {flag}: a flag the builder does not know")
+        words = [self._expand(ins, w, scope) for w in ins.json] if ins.json is not None else self._words(ins, scope)
+        if len(words) < 2:
+            raise TaskFormatError(ins.where(), keyword, "expected at least one source and a destination")
+        *sources, dest = words
+        chown = ins.flag("chown")
+        chmod = ins.flag("chmod")
+        view = self._view(stage)
+        owner: Owner | None = None
+        if chown:
+            owner = parse_chown(self._expand(ins, chown, scope), view.read_text("/etc/passwd") or "", view.read_text("/etc/group") or "", ins.where())
+        mode = parse_chmod(self._expand(ins, chmod, scope), ins.where()) if chmod else None
+        docs = {doc.name: doc for doc in ins.heredocs}
+        from_ref = ins.flag("from")
+        staging = self.b.staging()
+        try:
+            tree = staging / "tree"
+            tree.mkdir(mode=0o755)
+            digest_parts: list[object] = []
+            dest_abs = (dest if dest.startswith("/") else str(PurePosixPath(stage.workdir) / dest)) + ("/" if dest.endswith("/") else "")
+            heredoc_sources = [s for s in sources if re.fullmatch(r"<<-?[\"']?[\w.-]+[\"']?", s)]
+            plain = [s for s in sources if s not in heredoc_sources]
+            for source in heredoc_sources:
+                name = source.lstrip("<-").strip("'\"")
+                doc = docs.get(name)
+                if doc is None:
+                    raise TaskFormatError(ins.where(), keyword, f"no heredoc named {name}")
+                body = expand_heredoc(doc.body, scope) if doc.expand else doc.body
+                target = str(PurePosixPath(dest_abs) / name) if dest.endswith("/") or len(sources) > 1 else dest_abs.rstrip("/")
+                self._write_inline(tree, target, body.encode(), owner, mode)
+                digest_parts.append(["heredoc", target, body])
+            context = self.context
+            if plain and from_ref is not None:
+                ref = self._expand(ins, from_ref, scope)
+                source_stage = self._source_stage(ins, ref)
+                from_key = layer_key("from", source_stage.parent, plain, dest_abs, chown, chmod, digest_parts, stage.workdir, keyword)
+                key = layer_key(stage.parent, keyword, from_key)
+                if self.b.store.has(key):
+                    self._cached(stage, ins, key)
+                    return
+                context = self._from_context(ins, source_stage, plain, staging)
+                digest_parts.append(["from", from_key])
+            resolved: list[Path] = []
+            for source in plain:
+                if is_remote(source):
+                    raise BuildError(f"{ins.where()}: {keyword} {source}: a download over the network, which the build does not have")
+                resolved += context.sources(source, ins.where())
+            if plain:
+                digest_parts.append(["files", context.digest(resolved)])
+                if keyword == "ADD" and len(resolved) == 1 and resolved[0].is_file() and is_archive(resolved[0]):
+                    add_archive(tree, resolved[0], dest, where=ins.where(), owner=owner, host_id=lambda i: i, workdir=stage.workdir)
+                else:
+                    if len(plain) > 1 or any(any(c in s for c in "*?[") for s in plain) or heredoc_sources:
+                        if not dest.endswith("/") and view.kind(dest_abs) != "dir":
+                            raise TaskFormatError(ins.where(), keyword, f"when copying several sources the destination must be a folder ending in '/' (got {dest!r})")
+                    copy_into(tree, context, resolved, dest, where=ins.where(), owner=owner, chmod=mode,
+                              host_id=lambda i: i, workdir=stage.workdir, existing=view.kind)
+            if from_ref is None:
+                key = layer_key(stage.parent, keyword, sources, dest_abs, chown, chmod, digest_parts, stage.workdir)
+            if self.b.store.has(key):
+                self._cached(stage, ins, key)
+                return
+            archive = staging / "stage"
+            archive.mkdir(mode=0o755)
+            made = subprocess.run(["tar", "-C", str(tree), "--numeric-owner", "-cpf", str(archive / "layer.tar"), "."],
+                                  capture_output=True, text=True)
+            if made.returncode != 0:
+                raise SandboxError(f"{ins.where()}: staging the files of {keyword} failed: {made.stderr.strip()[:300]}")
+            os.chmod(archive / "layer.tar", 0o644)
+            argv = ["tar", "-C", "/", "-xpf", f"{STAGE_INSIDE}/layer.tar", "--numeric-owner", "--same-owner",
+                    "--no-overwrite-dir", "--keep-directory-symlink"]
+            self._layer(stage, ins, key, argv, ImageUser(0, 0, "root", "/root"), {"PATH": DEFAULT_PATH}, archive, cwd="/")
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+
+    def _write_inline(self, tree: Path, target: str, data: bytes, owner: Owner | None, mode: int | SymbolicMode | None) -> None:
+        path = tree / target.lstrip("/")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+        os.chmod(path, mode.apply(0o644, False) if isinstance(mode, SymbolicMode) else mode if mode is not None else 0o644)
+        if owner is not None:
+            os.chown(path, owner.uid, owner.gid)
+
+    def _source_stage(self, ins: Instruction, ref: str) -> Stage:
+        index = self.names.get(ref.lower(), int(ref) if ref.isdigit() else None)
+        source_stage = next((s for s in self.stages if s.index == index), None)
+        if source_stage is None:
+            raise BuildError(f"{ins.where()}: {ins.keyword} --from={ref}: not a stage of this Dockerfile built before it "
+                             "(an image by name would be pulled, which the build cannot do)")
+        return source_stage
+
+    def _from_context(self, ins: Instruction, source_stage: Stage, sources: list[str], staging: Path) -> BuildContext:
+        """The files ``COPY --from=<stage>`` names, taken out of that stage's image into a folder read as a context."""
+        ref = ins.flag("from")
+        out = staging / "from"
+        out.mkdir(mode=0o755)
+        io = staging / "from-io"
+        io.mkdir(mode=0o755)
+        patterns = " ".join(_glob_word(s.lstrip("/") or ".") for s in sources)
+        argv = ["/bin/sh", "-c", f"cd / && exec tar --numeric-owner -cpf /run/termrl-out/from.tar -- {patterns}"]
+        folder = self.b.folders.new("build")
+        result, storage = run_step(self.b.bwrap, self.b.workroot, folder, self.b.lowers, self.b.trees(source_stage.layers),
+                                   argv=argv, account=Account(0, 0, "root", "/root"), groups=(), cwd="/",
+                                   env={"PATH": DEFAULT_PATH}, settings=self.b.settings, timeout_s=self._left(ins))
+        try:
+            if result.exit_code != 0:
+                raise BuildError(f"{ins.where()}: {ins.keyword} --from={ref}: {' '.join(sources)} not found in that stage: {result.output.strip()[-300:]}")
+            made = subprocess.run(["tar", "-C", str(out), "--numeric-owner", "--same-owner", "-xpf", str(folder / "io" / "from.tar")],
+                                  capture_output=True, text=True)
+            if made.returncode != 0:
+                raise SandboxError(f"{ins.where()}: reading the files of --from={ref} failed: {made.stderr.strip()[:300]}")
+        finally:
+            storage.release()
+            shutil.rmtree(folder, ignore_errors=True)
+        return BuildContext(out, None)
+
+    # -- one layer ----------------------------------------------------------------------
+    def _left(self, ins: Instruction) -> float:
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise BuildError(f"{ins.where()}: the build ran past its {self.timeout_s:.0f} s (build_timeout_sec) before this step")
+        return left
+
+    def _cached(self, stage: Stage, ins: Instruction, key: str) -> None:
+        stage.layers.append(key)
+        stage.parent = key
+        self._step_log(ins, _short(ins), True, 0.0, layer=key)
+
+    def _layer(self, stage: Stage, ins: Instruction, key: str, argv: list[str], user: ImageUser, env: dict[str, str],
+               stage_dir: Path | None, cwd: str | None = None) -> None:
+        store = self.b.store
+        if store.has(key):
+            self._cached(stage, ins, key)
+            return
+        with store.building(key) as must_build:
+            if not must_build:
+                self._cached(stage, ins, key)
+                return
+            if self.b.echo:
+                print(f"{ins.where()}: {_short(ins)} ...", flush=True)
+            started = time.monotonic()
+            run_env = {**env, **getattr(standin_tools, "OFFLINE_PIP_ENV", {})}
+            run_env["PATH"] = f"/opt/termrl/standins/bin:{env.get('PATH', DEFAULT_PATH)}"
+            folder = self.b.folders.new("build")
+            result, storage = run_step(self.b.bwrap, self.b.workroot, folder, self.b.lowers, self.b.trees(stage.layers),
+                                       argv=argv, account=Account(user.uid, user.gid, user.name, user.home), groups=user.groups,
+                                       cwd=cwd or stage.workdir, env=run_env, settings=self.b.settings, timeout_s=self._left(ins),
+                                       stage=stage_dir)
+            try:
+                seconds = time.monotonic() - started
+                self.substitutions += [line for line in result.standin_lines if line not in self.substitutions]
+                if result.exit_code != 0 or result.storage_full:
+                    self._step_log(ins, _short(ins), False, seconds, result.exit_code, result.output)
+                    message = failure_message(ins.where(), _short(ins), result.exit_code, result.output, timed_out=result.timed_out,
+                                              storage_full=result.storage_full, timeout_s=self.timeout_s,
+                                              storage_bytes=self.b.settings.storage_bytes)
+                    raise BuildError(message, tuple(self.steps), missing_packages(result.standin_lines, result.output))
+                scratch = store.scratch()
+                try:
+                    assemble(storage.path / "upper", scratch / "tree")
+                    info = LayerInfo(key, stage.parent, ins.where(), _short(ins), round(seconds, 3), tree_bytes(scratch / "tree"), time.time())
+                    store.commit(key, scratch, info)
+                except BaseException:
+                    shutil.rmtree(scratch, ignore_errors=True)
+                    raise
+            finally:
+                storage.release()
+                shutil.rmtree(folder, ignore_errors=True)
+        stage.layers.append(key)
+        stage.parent = key
+        self._step_log(ins, _short(ins), False, seconds, 0, result.output, layer=key)
+
+    def _step_log(self, ins: Instruction, text: str, cached: bool, seconds: float, exit_code: int | None = 0,
+                  output: str = "", layer: str | None = None) -> None:
+        step = StepLog(ins.where(), text, cached, round(seconds, 3), exit_code, output[-4000:], layer)
+        self.steps.append(step)
+        if self.b.echo and not (cached and layer is None and ins.keyword != "FROM"):
+            print(step.line(), flush=True)
+
+    def _image(self, final: Stage) -> BuiltImage:
+        config = [final.parent, sorted(final.env.items()), final.user, final.workdir, final.shell, final.cmd, final.entrypoint,
+                  sorted(final.labels.items()), final.exposed, final.volumes, final.stopsignal]
+        return BuiltImage(
+            key=layer_key("image", config),
+            dockerfile=self.parsed.source,
+            base=final.base,
+            stand_in=final.stand_in,
+            layers=tuple(final.layers),
+            env=tuple(final.env.items()),
+            user=final.user,
+            workdir=final.workdir,
+            shell=final.shell,
+            cmd=final.cmd,
+            entrypoint=final.entrypoint,
+            labels=tuple(final.labels.items()),
+            exposed=tuple(final.exposed),
+            volumes=tuple(final.volumes),
+            stopsignal=final.stopsignal,
+            substitutions=tuple(self.substitutions),
+            notes=tuple(final.notes),
+            steps=tuple(self.steps),
+        )
+
+
+def _glob_word(path: str) -> str:
+    """A source path for the shell inside: its wildcards left to the shell, everything else quoted."""
+    return "".join(c if c in "*?[]" else shlex.quote(c) if not re.match(r"[\w./@+,-]", c) else c for c in path)
+
+
+def _short(ins: Instruction) -> str:
+    text = " ".join([ins.keyword, *ins.flags, ins.args]).replace("\n", " ")
+    return text if len(text) <= 100 else text[:97] + "..."
+
+
+def image_json(image: BuiltImage) -> str:
+    return json.dumps(image.to_json(), indent=1)
