@@ -38,7 +38,10 @@ from .accounts import ImageUser, resolve_user
 from .bases import host_identity, stand_in
 from .check import IGNORED_RUN_MOUNTS, PLATFORM_ARGS
 from .failure import failure_message, missing_packages
-from .context import BuildContext, Owner, SymbolicMode, add_archive, copy_into, is_archive, is_remote, parse_chmod, parse_chown
+from .archive import add_archive, is_archive
+from .context import BuildContext, is_remote
+from .copying import copy_into
+from .ownership import Owner, SymbolicMode, parse_chmod, parse_chown
 from .parser import Dockerfile, Instruction, expand, expand_heredoc, expand_words, from_parts, parse
 from .record import BuiltImage, StepLog
 from .step_run import STAGE_INSIDE, assemble, run_step
