@@ -1,7 +1,8 @@
 """The offline installer stand-ins of the agent's sandbox: a read-only folder of shims first on its PATH, and their log.
 
-A task's setup script and the agent both meet ``pip``, ``pip3``, ``uv``, ``uvx``, ``apt-get``,
-``apt`` and ``curl`` (for uv's installer script) as the stand-ins of
+A task's setup script, the agent and a Dockerfile's RUN steps meet ``pip``, ``pip3``, ``uv``, ``uvx``,
+``apt-get``, ``apt``, ``curl``, ``wget`` and ``add-apt-repository`` (for toolchain installers:
+its table of substitutions) as the stand-ins of
 :mod:`pytest_termrl.standins.inside.tools`, run by the sandbox's own ``python3``: there is no
 network, so an install of what the sandbox already has succeeds with one line, and one of
 what it lacks fails with one line naming the package. The folder holding the shims and a

@@ -137,6 +137,12 @@ def _segment_problem(segment: str) -> str | None:
             return f"{head} {' '.join(rest[:1])}"
         for package in rest[1:]:
             name = package.split("=")[0].split(":")[0]
+            row, match = _TABLES._row("apt-get", name)
+            if row is not None:  # python3.X and its companions: the substitutions' own check of the host
+                ok, note = row.apply(row, match, name)
+                if not ok:
+                    return note
+                continue
             command = _APT_COMMANDS.get(name, name)
             if name not in _APT_ALWAYS and shutil.which(command, path=SANDBOX_PATH) is None:
                 return f"the apt package {name!r} is not installed here"

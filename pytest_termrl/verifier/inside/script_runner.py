@@ -13,8 +13,9 @@ the last OUTPUT_BYTES of its output are signed too, for the harness to parse.
 - ``pytest`` on the script's PATH is the harness's trusted pytest (plugin autoload off),
   since graders call it and the sandbox's system Python has none (``python3 -m pytest`` and
   ``python -m pytest`` run it too, as ``python3 -m pip`` runs the pip stand-in); ``pip``, ``pip3``,
-  ``uv``, ``uvx``, ``apt-get`` and ``curl`` are the offline stand-ins of standins/inside/tools.py, and
-  what they stood in for is signed with the result (``stood_in``).
+  ``uv``, ``uvx``, ``apt-get``, ``curl``, ``wget`` and ``add-apt-repository`` (``tools.TOOLS``) are
+  the offline stand-ins of standins/inside/tools.py, and what they stood in for is signed with
+  the result (``stood_in``).
 - When the script ends (or times out), every other process of this uid in the sandbox is
   killed before the reward is read, so nothing left running can rewrite it afterwards.
 - The reward file is opened without following links or blocking: a FIFO, a link or a

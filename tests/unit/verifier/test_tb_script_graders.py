@@ -248,7 +248,7 @@ def test_a_typical_run_tests_runs_offline_through_the_stand_ins(harness):
     assert reference.verdict.to_dict()["stood_in"] == [
         "apt-get update: nothing done",
         "apt-get install: curl",
-        "curl https://astral.sh/uv/0.7.13/install.sh: uv's installer, stood in for",
+        "substituted: uv-installer: curl https://astral.sh/uv/0.7.13/install.sh: uv's installer: the uv stand-in is already on PATH",
         "uv venv .tbench-testing",
         f"uv pip install: pytest==8.4.1 (present: pytest {pytest.__version__})",
         "uv run: ran pytest",
