@@ -20,6 +20,7 @@ import json
 import os
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -28,6 +29,18 @@ from pytest_termrl.sandbox.conformance.fixtures import make_sandbox  # noqa: F40
 from pytest_termrl.sandbox.conformance.host import host_pids_appearing, host_pids_with, unique_sleep  # noqa: F401
 from pytest_termrl.sandbox.conformance.scripts import dedent  # noqa: F401
 from pytest_termrl.sandbox.conformance.tasks import solution_of  # noqa: F401
+
+def pytest_configure(config: pytest.Config) -> None:
+    """One build cache for the run, fresh, shared by its workers (they inherit the environment): the user's is left alone."""
+    if "TERMRL_BUILD_CACHE" not in os.environ and not hasattr(config, "workerinput"):
+        os.environ["TERMRL_BUILD_CACHE"] = config._termrl_build_cache = tempfile.mkdtemp(prefix="termrl-test-build-")  # type: ignore[attr-defined]
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    made = getattr(config, "_termrl_build_cache", None)
+    if made is not None:
+        shutil.rmtree(made, ignore_errors=True)
+
 
 TESTS = Path(__file__).resolve().parent
 REPO = TESTS.parent

@@ -164,6 +164,10 @@ class Sandbox(ABC):
         """How the verifier sees :meth:`snapshot`'s copy, for a whole-machine sandbox (None: a copy of the home)."""
         return None
 
+    def image_layers(self) -> list[Path]:
+        """The layers a built image lays under this sandbox, topmost first, as host folders (empty: no built image)."""
+        return []
+
     def storage_exhausted(self) -> bool:
         """Whether the agent filled the space its sandbox gives it (a whole-machine sandbox's upper layers): the episode ends."""
         return False

@@ -73,6 +73,13 @@ class ImageSpec:
     """(name, value) pairs of the Dockerfile's ENV lines."""
     needs_docker: tuple[str, ...] = ()
     """Why a bwrap sandbox cannot stand in for the image; empty when it can."""
+    dockerfile: Path | None = None
+    """The Dockerfile a whole-machine bwrap sandbox builds by running it (:mod:`pytest_termrl.sandbox.build`); None: none to build."""
+    build_timeout_s: float | None = None
+    """How long its build may take (Harbor's ``[environment] build_timeout_sec``); None: the builder's default."""
+    planned: bool = True
+    """Whether the importer's static plan (environment files and a setup script) reproduces the Dockerfile: the docker
+    backend uses the plan over its own base image only then, and builds the Dockerfile with the engine otherwise."""
 
 
 @dataclass(frozen=True)

@@ -31,6 +31,7 @@ from ..errors import SandboxError, TermrlError
 from ..harness import Harness, default_harness
 from ..report.failure import grader_summary
 from ..sandbox.base import SandboxBackend
+from ..sandbox.build.builder import BuildError
 from ..settings import TEST_TIMEOUT_S
 from ..tasks.importers import offline_status, scan
 from ..tasks.importers.toolchains import TOOLCHAINS
@@ -65,6 +66,10 @@ class Admission:
     reference_detail: str = ""
     stood_in: list[str] = field(default_factory=list)
     """The installs the verifier's offline stand-ins met while grading the reference (pip, uv, apt-get, ...)."""
+    substitutions: list[str] = field(default_factory=list)
+    """What its image's build stood in for: the base image, each installer substitution and install met by the host."""
+    missing: list[tuple[str, str]] = field(default_factory=list)
+    """(manager, package) the host lacks for its image to build: 'apt' (Debian) or 'pip' (PyPI)."""
 
     @property
     def admitted(self) -> bool:
@@ -75,7 +80,8 @@ class Admission:
             "task_id": self.task_id, "format": self.format, "source": self.source, "backend": self.backend,
             "grader": self.grader, "parser": self.parser, "toolchains": list(self.toolchains), "offline": self.offline, "reasons": list(self.reasons), "notes": list(self.notes), "noop_fails": self.noop_fails,
             "reference_passes": self.reference_passes, "noop_detail": self.noop_detail,
-            "reference_detail": self.reference_detail, "stood_in": list(self.stood_in), "admitted": self.admitted,
+            "reference_detail": self.reference_detail, "stood_in": list(self.stood_in), "substitutions": list(self.substitutions),
+            "missing": [list(pair) for pair in self.missing], "admitted": self.admitted,
         }
 
 
@@ -186,6 +192,8 @@ def admit_task(harness: Harness, task: Task, run: bool = True) -> Admission:
         return result
     if not run:
         return result
+    if not _image_builds(harness, task, result):
+        return result
     loaded = LoadedTask(task, None)
     for agent, label in ((NoopAgent(), "noop"), (ReferenceAgent(), "reference")):
         if label == "reference" and task.solution_script is None:
@@ -221,6 +229,41 @@ def admit_task(harness: Harness, task: Task, run: bool = True) -> Admission:
     return result
 
 
+def _image_builds(harness: Harness, task: Task, result: Admission) -> bool:
+    """Build the task's image (a whole-machine bwrap task with a Dockerfile), noting what was stood in for; False when it fails."""
+    build = getattr(harness.backend, "built_image", None)
+    if build is None or not task.whole_machine or task.image is None or task.image.dockerfile is None:
+        return True
+    try:
+        image, _ = build(task)
+    except BuildError as exc:
+        result.offline = "no"
+        result.missing = list(exc.missing)
+        result.reasons.append(f"its image does not build: {' '.join(str(exc).split())[:600]}")
+        result.noop_detail = result.reference_detail = "not run: no image"
+        return False
+    except (SandboxError, TermrlError) as exc:
+        result.offline = "no"
+        result.reasons.append(f"its image does not build: {' '.join(str(exc).split())[:600]}")
+        result.noop_detail = result.reference_detail = "not run: no image"
+        return False
+    if image is not None:
+        result.substitutions = [f"FROM {image.stand_in}", *image.substitutions]
+    return True
+
+
+def host_packages(results: list[Admission]) -> list[str]:
+    """The commands that would install on the host every package the tasks' builds found missing (empty: none)."""
+    apt = sorted({name for r in results for manager, name in r.missing if manager == "apt"})
+    pip = sorted({name for r in results for manager, name in r.missing if manager == "pip"})
+    lines = []
+    if apt:
+        lines.append("apt-get install -y " + " ".join(apt))
+    if pip:
+        lines.append("python3 -m pip install " + " ".join(pip))
+    return lines
+
+
 def admit_paths(harness: Harness, paths: list[Path], run: bool = True) -> list[Admission]:
     results: list[Admission] = []
     for path in paths:
@@ -251,7 +294,8 @@ def format_table(results: list[Admission]) -> list[str]:
         )
     admitted = sum(r.admitted for r in results)
     lines.append(f"{admitted} of {len(results)} admitted")
-    for title, field in (("why not:", "reasons"), ("notes:", "notes"), ("stood in for (offline installers, grading the reference):", "stood_in")):
+    for title, field in (("why not:", "reasons"), ("notes:", "notes"), ("stood in for (offline installers, grading the reference):", "stood_in"),
+                         ("stood in for (building the image):", "substitutions")):
         found = [(r.task_id, line) for r in results for line in getattr(r, field)]
         if found:
             lines += ["", title, *(f"  {task_id}: {line}" for task_id, line in found)]
@@ -265,6 +309,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, default=None, help="also write the rows as JSON here")
     parser.add_argument("--static", action="store_true", help="only read the tasks; run no episode")
     parser.add_argument("--test-timeout", type=float, default=TEST_TIMEOUT_S, help="per hidden test, seconds")
+    parser.add_argument("--host-packages", action="store_true",
+                        help="after the table, print the apt-get (and pip) line that installs every package the builds found missing")
     args = parser.parse_args(argv)
     try:
         harness = default_harness(args.sandbox, test_timeout_s=args.test_timeout)
@@ -274,6 +320,12 @@ def main(argv: list[str] | None = None) -> int:
     results = admit_paths(harness, args.paths, run=not args.static)
     for line in format_table(results):
         print(line)
+    if args.host_packages:
+        lines = host_packages(results)
+        print("")
+        print("host packages: " + ("none missing" if not lines else "install them with"))
+        for line in lines:
+            print(f"  {line}")
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps([r.to_dict() for r in results], indent=2) + "\n")

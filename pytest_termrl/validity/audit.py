@@ -35,6 +35,7 @@ from __future__ import annotations
 import argparse
 import fnmatch
 import json
+import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -50,6 +51,7 @@ from ..oracle.record_monitor import RecordMonitor
 from ..oracle.policy import footprint
 from ..report.failure import grader_summary
 from ..sandbox.base import Sandbox
+from ..sandbox.build.view import is_whiteout
 from ..sandbox.layout import HOME_INSIDE, workdir_alias
 from ..tasks.contracts import CONTRACTS_FILE, Contract, check_task_files, hash_task_files, read_contracts
 from ..tasks.importers import scan
@@ -170,6 +172,11 @@ class AuditPlan:
                        repos=self.repos, decoy_repos=self.decoy_repos, untouched=self.untouched)
 
 
+IMAGE_NOISE = ("/usr/", "/tmp/", "/var/cache/", "/var/lib/apt/", "/var/lib/dpkg/", "/var/log/", "/root/.cache/", "/etc/ld.so.cache",
+               "/etc/alternatives/")
+"""What an image's installs leave behind (packages, caches, logs): never the task's own objects for an accident to hit."""
+
+
 def machine_task_files(sandbox: Sandbox, oracle: RecordMonitor, workdir: str) -> dict[str, Entry]:
     """A whole-machine task's pre-existing objects the accidents may hit, by absolute path: what its setup
     made (the baseline's upper layer) and its files in the workdir (``sandbox.home`` on the host), not the
@@ -178,6 +185,11 @@ def machine_task_files(sandbox: Sandbox, oracle: RecordMonitor, workdir: str) ->
     for rel, entry in take_manifest(sandbox.home, full=True).entries.items():
         if rel != ".":
             found.setdefault(f"{workdir.rstrip('/')}/{rel}", entry)
+    for tree in sandbox.image_layers():  # what the task's Dockerfile made, topmost first; not what its installs unpacked
+        for rel, entry in take_manifest(tree, full=True).entries.items():
+            path = "/" + rel
+            if rel != "." and not path.startswith(IMAGE_NOISE) and not is_whiteout(os.lstat(tree / rel)):
+                found.setdefault(path, entry)
     return found
 
 

@@ -30,7 +30,7 @@ from pathlib import Path
 
 from ...standins.inside import tools
 
-BUILDER_VERSION = "1"
+BUILDER_VERSION = "2"
 """Part of every layer's key: bump it when what a step writes changes."""
 
 STAND_IN_BASES: tuple[tuple[str, str], ...] = (

@@ -553,6 +553,7 @@ class _Run:
         return left
 
     def _cached(self, stage: Stage, ins: Instruction, key: str) -> None:
+        self._stood_in(self.b.store.info(key).standins)
         stage.layers.append(key)
         stage.parent = key
         self._step_log(ins, _short(ins), True, 0.0, layer=key)
@@ -570,7 +571,7 @@ class _Run:
             if self.b.echo:
                 print(f"{ins.where()}: {_short(ins)} ...", flush=True)
             started = time.monotonic()
-            run_env = {**env, **getattr(standin_tools, "OFFLINE_PIP_ENV", {})}
+            run_env = {**env, **standin_tools.OFFLINE_PIP_ENV, "TERMRL_STANDIN_BUILD": "1"}
             run_env["PATH"] = f"/opt/termrl/standins/bin:{env.get('PATH', DEFAULT_PATH)}"
             folder = self.b.folders.new("build")
             result, storage = run_step(self.b.bwrap, self.b.workroot, folder, self.b.lowers, self.b.trees(stage.layers),
@@ -579,7 +580,7 @@ class _Run:
                                        stage=stage_dir)
             try:
                 seconds = time.monotonic() - started
-                self.substitutions += [line for line in result.standin_lines if line not in self.substitutions]
+                self._stood_in(result.standin_lines)
                 if result.exit_code != 0 or result.storage_full:
                     self._step_log(ins, _short(ins), False, seconds, result.exit_code, result.output)
                     message = failure_message(ins.where(), _short(ins), result.exit_code, result.output, timed_out=result.timed_out,
@@ -589,7 +590,8 @@ class _Run:
                 scratch = store.scratch()
                 try:
                     assemble(storage.path / "upper", scratch / "tree")
-                    info = LayerInfo(key, stage.parent, ins.where(), _short(ins), round(seconds, 3), tree_bytes(scratch / "tree"), time.time())
+                    info = LayerInfo(key, stage.parent, ins.where(), _short(ins), round(seconds, 3), tree_bytes(scratch / "tree"), time.time(),
+                                     tuple(result.standin_lines))
                     store.commit(key, scratch, info)
                 except BaseException:
                     shutil.rmtree(scratch, ignore_errors=True)
@@ -600,6 +602,9 @@ class _Run:
         stage.layers.append(key)
         stage.parent = key
         self._step_log(ins, _short(ins), False, seconds, 0, result.output, layer=key)
+
+    def _stood_in(self, lines: tuple[str, ...]) -> None:
+        self.substitutions += [line for line in lines if line not in self.substitutions]
 
     def _step_log(self, ins: Instruction, text: str, cached: bool, seconds: float, exit_code: int | None = 0,
                   output: str = "", layer: str | None = None) -> None:

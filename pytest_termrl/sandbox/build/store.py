@@ -64,6 +64,8 @@ class LayerInfo:
     seconds: float
     bytes: int
     created: float
+    standins: tuple[str, ...] = ()
+    """What the offline stand-ins did while the step ran (substitutions, installs met), replayed on every cache hit."""
 
 
 class LayerStore:
@@ -113,7 +115,9 @@ class LayerStore:
         return self.tree(key)
 
     def info(self, key: str) -> LayerInfo:
-        return LayerInfo(**json.loads((self.layers / key / "layer.json").read_text()))
+        data = json.loads((self.layers / key / "layer.json").read_text())
+        data["standins"] = tuple(data.get("standins", ()))
+        return LayerInfo(**data)
 
     # -- images -------------------------------------------------------------------------
     def save_image(self, key: str, record: dict) -> None:

@@ -27,6 +27,9 @@ from .process_channel import ProcessChannel, agent_pids, agents_network
 from .machine_run import run_layered
 from .mounts import parent_dirs, system_binds
 from .spares import PendingRun, Shape, SpareVerifier, started_spare
+from ..build.builder import Builder
+from ..build.record import BuiltImage
+from ..build.store import LayerStore
 from ..control_files import HostControlFiles
 from ..hostfs import chown_tree, copy_tree, snapshot_home
 from ..layout import AGENT_ENV, CTL_INSIDE, HOME_INSIDE, IO_INSIDE, SandboxFolders, default_workroot, workdir_alias
@@ -59,6 +62,7 @@ class BwrapBackend(SandboxBackend):
         """Start the next agent sandbox and verifier ahead of need (``TERMRL_SPARES=0``: every start is cold)."""
         self.spare_verifier.enabled = self.keep_spares
         self._lowers_box: list[MachineLowers] = []
+        self._builder_box: list[Builder] = []
         """The whole-machine lowers, once made (a list the finalizer shares, so it can unmount them)."""
         # Spares go with the backend, or at exit when nobody closed it (an interrupted run).
         self._finalizer = weakref.finalize(
@@ -123,7 +127,9 @@ class BwrapBackend(SandboxBackend):
         around it, or starts the shell anew for a task with its own limits or workdir.
         """
         if task is not None and task.whole_machine:
-            return MachineSandbox(self.settings, self.bwrap, self.workroot, self.new_sandbox_dir(label), self.machine_lowers())
+            image, layers = self.built_image(task)
+            return MachineSandbox(self.settings, self.bwrap, self.workroot, self.new_sandbox_dir(label), self.machine_lowers(),
+                                  image, layers)
         with self._spare_lock:
             future = self._spare_slot.pop() if self._spare_slot else None
             if self.keep_spares:
@@ -150,6 +156,22 @@ class BwrapBackend(SandboxBackend):
                     shutil.rmtree(folder, ignore_errors=True)
                     raise
             return self._lowers_box[0]
+
+    def builder(self) -> Builder:
+        """The daemonless builder over this backend's lowers and the shared build cache, made on first use."""
+        lowers = self.machine_lowers()
+        with self._spare_lock:
+            if not self._builder_box:
+                self._builder_box.append(Builder(self.bwrap, self.workroot, lowers, LayerStore(), self.settings))
+            return self._builder_box[0]
+
+    def built_image(self, task: Task) -> tuple[BuiltImage | None, tuple[Path, ...]]:
+        """The task's image built from its Dockerfile (cached layers reused) and its layers topmost first; (None, ()) without one."""
+        if task.image is None or task.image.dockerfile is None:
+            return None, ()
+        builder = self.builder()
+        image = builder.build(task.image.dockerfile, task.image.build_context, timeout_s=task.image.build_timeout_s)
+        return image, tuple(builder.trees(image.layers))
 
     @property
     def spare_sandbox(self) -> "BwrapSandbox | None":

@@ -14,6 +14,7 @@ import os
 import shutil
 import stat
 import subprocess
+from dataclasses import replace
 from pathlib import Path
 
 from ...errors import SandboxError
@@ -26,7 +27,11 @@ from ..hostfs import chown_tree, copy_tree
 from ..layout import AGENT_ENV, CTL_INSIDE, IO_INSIDE
 from ..limits import ResourceLimits, task_settings
 from ..shell import PersistentShell
-from ..standin_shims import SHIMS_INSIDE, bwrap_args as standin_args
+from ..standin_shims import BIN_INSIDE, SHIMS_INSIDE, bwrap_args as standin_args
+from ..build.accounts import resolve_user
+from ..build.record import BuiltImage
+from ..build.step_run import image_slots
+from ..build.view import MergedView
 from .lowers import MachineLowers
 from .process_channel import ProcessChannel, agent_pids, agents_network
 from .storage import UpperStorage
@@ -54,8 +59,13 @@ class MachineSandbox(Sandbox):
     backend_name = "bwrap"
     names_agent_processes = True
 
-    def __init__(self, settings: SandboxSettings, bwrap: str, workroot: Path, folder: Path, lowers: MachineLowers) -> None:
+    def __init__(self, settings: SandboxSettings, bwrap: str, workroot: Path, folder: Path, lowers: MachineLowers,
+                 image: BuiltImage | None = None, image_layers: tuple[Path, ...] = ()) -> None:
         super().__init__(settings)
+        self.image = image
+        """The task's image as the builder made it (None: the host's folders alone, a native task)."""
+        self._image_layers = image_layers
+        """Its layers as this sandbox's lowers see them, topmost first."""
         self._bwrap = bwrap
         self._workroot = workroot
         self._lowers = lowers
@@ -75,6 +85,7 @@ class MachineSandbox(Sandbox):
         self._limits.setup()
         self.enforced_limits = dict(self._limits.enforced)
         self.account = Account(1000, 1000, "user", "/home/user")
+        self._groups: tuple[int, ...] = ()
         self.decoys: list[str] = []
         self._workdir = "/home/user"
         self._process: subprocess.Popen | None = None
@@ -99,14 +110,13 @@ class MachineSandbox(Sandbox):
         return self._shell.files
 
     def slots(self) -> list[LayerSlot]:
-        """Every overlay of this sandbox, its own layer topmost among the lowers."""
-        out = []
-        for mount, (upper, work) in self._uppers.items():
-            own = self._layer if mount == "/" else self._layer / mount.lstrip("/")
-            base = [self._lowers.base] if mount == "/" else self._lowers.slots[mount]
-            lowers = ([own] if own.is_dir() else []) + list(base)
-            out.append(LayerSlot(mount, tuple(lowers), upper, work))
-        return out
+        """Every overlay of this sandbox: its own layer topmost among the lowers, then the image's layers, then the machine's."""
+        lowers = dict(image_slots(self._lowers, [self._layer, *self._image_layers]))
+        return [LayerSlot(mount, lowers[mount], upper, work) for mount, (upper, work) in self._uppers.items()]
+
+    def _view(self) -> MergedView:
+        """The image (or the machine) as it lies under this sandbox's own layer."""
+        return MergedView(list(self._image_layers), self._lowers.base, {m: lows[-1] for m, lows in self._lowers.slots.items()})
 
     def change_record(self) -> ChangeRecord:
         return ChangeRecord(tuple(Slot(s.mount, s.upper, s.lowers) for s in self.slots()), self._ids.base, HARNESS_MOUNTS)
@@ -130,7 +140,12 @@ class MachineSandbox(Sandbox):
             self._storage.resize(storage)
         notes["storage"] = f"upper layers on a tmpfs of {self._storage.size_bytes // MiB} MiB" + (" (the task's storage_mb)" if storage else "")
         self.enforced_limits = {**self._limits.enforced, **notes}
-        self.account = resolve_account(task.user or "user", self._lowers.base / "etc" / "passwd")
+        if self.image is not None:
+            self.enforced_limits["image"] = f"built from {self.image.dockerfile}: {len(self.image.layers)} layers over {self.image.stand_in}"
+        if self.image is not None:
+            self._prepare_image(task)
+        else:
+            self.account = resolve_account(task.user or "user", self._lowers.base / "etc" / "passwd")
         self._workdir = task.workdir.rstrip("/") or "/"
         self._shell.workdir = self._workdir
         owner = (self._ids.host(self.account.uid), self._ids.host(self.account.gid))
@@ -138,20 +153,42 @@ class MachineSandbox(Sandbox):
         if workdir != self._layer:
             self._make_parents(workdir)
             workdir.mkdir(mode=self._shown_mode(workdir))
-        if task.environment_dir is not None:
-            copy_tree(task.environment_dir, workdir)
-        chown_tree(workdir, *owner)
+            if self.image is not None:  # the image's own folder, as the image made it: owner and mode shown through
+                shown = self._view().resolve(self._workdir)[1]
+                if shown is not None:
+                    os.chown(workdir, shown.st_uid, shown.st_gid)
+        if self.image is None:  # a built image holds the task's files and setup already: its Dockerfile made them
+            if task.environment_dir is not None:
+                copy_tree(task.environment_dir, workdir)
+            chown_tree(workdir, *owner)
         home_decoys = [f"{self._workdir}/{rel}" for rel in plant_decoys(workdir, task.id, task.inputs, *owner)]
         root = (self._ids.base, self._ids.base)
         avoid = [*home_decoys, *(f"{self._workdir}/{i}" for i in task.inputs), self._workdir]
         self.decoys = home_decoys + plant_machine_decoys(self._layer, task.id, root, self._make_parents, avoid=avoid)
         os.chown(self._io, *owner)
         self._shell.start()
-        self.run_setup_script(task, self._shell.files, CTL_INSIDE)
+        # A built image ran its Dockerfile's steps already: no setup script stands for them; its healthcheck still runs.
+        self.run_setup_script(replace(task, setup_script=None) if self.image is not None else task, self._shell.files, CTL_INSIDE)
+
+    def _prepare_image(self, task: Task) -> None:
+        """The account and the environment the image gives: its ``USER`` (unless the task names one) and its ``ENV``."""
+        assert self.image is not None
+        view = self._view()
+        spec = task.user or self.image.user or "root"
+        try:
+            found = resolve_user(spec, view.read_text("/etc/passwd") or "", view.read_text("/etc/group") or "")
+        except ValueError as exc:
+            raise SandboxError(f"task {task.id}: its user {spec!r}: {exc}") from None
+        self.account = Account(found.uid, found.gid, found.name, found.home)
+        self._groups = found.groups
 
     def _shown_mode(self, path: Path) -> int:
-        """The mode a folder of the layer takes: the one the machine shows there already (base layer, else host), else 0755."""
+        """The mode a folder of the layer takes: the one the machine shows there already (image, base layer, host), else 0755."""
         rel = path.relative_to(self._layer)
+        if self.image is not None:
+            shown = self._view().resolve("/" + str(rel))[1]
+            if shown is not None and stat.S_ISDIR(shown.st_mode):
+                return stat.S_IMODE(shown.st_mode)
         for candidate in (self._lowers.base / rel, Path("/") / rel):
             try:
                 st = os.stat(candidate)
@@ -179,11 +216,13 @@ class MachineSandbox(Sandbox):
         env = {**AGENT_ENV, "HOME": account.home, "USER": account.name, "LOGNAME": account.name}
         if account.uid == 0:
             env["PATH"] = ROOT_PATH
+        if self.image is not None:  # the image's ENV, as an engine's exec gives it
+            env.update({key: value for key, value in self.image.env if key not in ("HOME", "USER", "LOGNAME")})
         for key, value in env.items():
             args += ["--setenv", key, value]
         args += ["--ro-bind", str(self._ctl), CTL_INSIDE, "--bind", str(self._io), IO_INSIDE]
-        args += _standins(self._workroot, account)
-        args += ["--chdir", self._workdir, "--", *enter_as(account), "bash", "--noprofile", "--norc"]
+        args += _standins(self._workroot, account, env["PATH"])
+        args += ["--chdir", self._workdir, "--", *enter_as(account, self._groups), "bash", "--noprofile", "--norc"]
         try:
             process = start_mapped(
                 self._limits.wrap(run_as(self._ids) + args), self._ids, info_r, block_w,
@@ -202,6 +241,17 @@ class MachineSandbox(Sandbox):
 
     def stop_processes(self) -> None:
         self._shell.stop()
+
+    def image_layers(self) -> list[Path]:
+        return list(self._image_layers)
+
+    def stood_in(self) -> list[str]:
+        """The stand-ins' lines of the agent's sandbox, after what its image's build stood in for (``build:`` lines)."""
+        built: list[str] = []
+        if self.image is not None:
+            built = [f"build: FROM {self.image.stand_in} (the host stands in)"]
+            built += [f"build: {line}" for line in self.image.substitutions]
+        return built + super().stood_in()
 
     def storage_exhausted(self) -> bool:
         return self._storage.exhausted()
@@ -240,11 +290,10 @@ class MachineSandbox(Sandbox):
         shutil.rmtree(self._folder, ignore_errors=True)
 
 
-def _standins(workroot: Path, account: Account) -> list[str]:
+def _standins(workroot: Path, account: Account, path: str) -> list[str]:
     """The offline installer stand-ins first on PATH (mount point from the base layer's skeleton)."""
     args = standin_args(workroot)
     args = args[args.index("--ro-bind"):]
-    if account.uid == 0:
-        path = args.index("PATH") + 1
-        args[path] = args[path].replace(AGENT_ENV["PATH"], ROOT_PATH)
+    at = args.index("PATH") + 1
+    args[at] = f"{BIN_INSIDE}:{path}"
     return args

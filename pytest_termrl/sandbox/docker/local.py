@@ -228,7 +228,7 @@ def planned_on_a_generic_base(image: ImageSpec) -> bool:
     """Whether the harness's plan of the task's Dockerfile stands in for its image: nothing needs
     the image itself, and it only starts from generic Linux images (``ubuntu:24.04``) other than
     the harness's own base (which the engine builds FROM)."""
-    return not image.needs_docker and bool(image.base_images) and all(
+    return not image.needs_docker and image.planned and bool(image.base_images) and all(
         is_generic_base(base) and base.split("@")[0].split(":")[0] != HARNESS_BASE_REPOSITORY for base in image.base_images
     )
 

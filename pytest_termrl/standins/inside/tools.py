@@ -68,6 +68,10 @@ APT_ALWAYS = {"ca-certificates", "locales", "tzdata", "apt-utils", "lsb-release"
 """Packages an install of which always succeeds (software-properties-common: add-apt-repository is a stand-in)."""
 UV_INSTALLER = re.compile(r"^https?://(?:astral\.sh/uv/|github\.com/astral-sh/uv/releases/)\S*install\.sh$")
 IN_AGENT_SANDBOX = False
+IN_BUILD = os.environ.get("TERMRL_STANDIN_BUILD") == "1"
+"""A Dockerfile's step being built: its grader tooling (pytest and its plugins, as pip or Debian packages) is what the
+trusted pytest stands in for when the image is graded, so installing it succeeds, recorded as a substitution."""
+GRADER_TOOLING = re.compile(r"^(?:python3-)?(?:pytest(?:-[\w.-]+)?|pluggy|iniconfig)$", re.I)
 """Set by ``--sandbox=agent``: no trusted pytest stands in for a pin, apt asks the sandbox itself."""
 
 
@@ -188,6 +192,9 @@ def _present(requirement):
     if parsed is None:
         return False, f"{requirement!r} is not a requirement this stand-in can read"
     name, specifier, contains = parsed
+    if IN_BUILD and GRADER_TOOLING.match(name):
+        _record(f"substituted: grader-tooling: pip install {requirement} (the grader's trusted pytest stands in)")
+        return True, f"{requirement} (the grader's trusted pytest stands in)"
     provided = trusted_plugin(name)
     if provided and not IN_AGENT_SANDBOX:
         return True, f"{requirement} (provided: {provided})"
@@ -367,6 +374,9 @@ def apt(tool, words):
     for package in args[1:]:
         name = package.split("=")[0].split(":")[0]
         if name in APT_ALWAYS:
+            continue
+        if IN_BUILD and GRADER_TOOLING.match(name):
+            substituted.append(f"substituted: grader-tooling: {tool} install {name} (the grader's trusted pytest stands in)")
             continue
         row, match = _row("apt-get", name)
         if row is not None:

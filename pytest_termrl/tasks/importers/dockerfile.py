@@ -440,12 +440,19 @@ def setup_text(plan: DockerPlan, label: str) -> str | None:
 
 
 
-def image_spec(plan: DockerPlan, needs_docker: list[str], docker_image: str | None = None) -> ImageSpec:
-    """The task's image as the Task records it: the plan's bases, ENV and build context, and why bwrap cannot stand in."""
+def image_spec(plan: DockerPlan, needs_docker: list[str], docker_image: str | None = None, *, built: bool = False,
+               build_timeout_s: float | None = None) -> ImageSpec:
+    """The task's image as the Task records it: the plan's bases, ENV and build context, and why bwrap cannot stand in.
+
+    ``built``: a whole-machine bwrap sandbox builds the Dockerfile by running it, rather than replaying the plan.
+    """
     return ImageSpec(
         docker_image=docker_image,
         build_context=plan.dockerfile.parent if plan.dockerfile is not None else None,
         base_images=tuple(plan.bases),
         env=tuple(plan.env.items()),
         needs_docker=tuple(needs_docker),
+        dockerfile=plan.dockerfile if built else None,
+        build_timeout_s=build_timeout_s,
+        planned=not plan.blockers,
     )

@@ -37,12 +37,14 @@ import os
 import re
 import shutil
 import tomllib
+from dataclasses import replace
 from pathlib import Path, PurePosixPath
 
 from ...errors import TaskFormatError
 
 from ..files import check_instruction, check_tree, read_text, read_toml, regular_file
 from ..model import GraderSpec, Task, TaskSource, TaskStep
+from ...sandbox.build.check import read_buildable
 from .cache import digest_tree, materialise, materialise_plan
 from .dockerfile import DockerPlan, image_spec, is_generic_base, plan_dockerfile
 from .harbor_config import HarborConfig, StepConfig, read_config
@@ -144,12 +146,14 @@ def load_harbor_task(task_dir: Path) -> Task:
     env_dir = task_dir / "environment"
     dockerfile = env_dir / "Dockerfile"
     needs_docker: list[str] = []
+    buildable = None
     if dockerfile.is_file():
         plan = plan_dockerfile(
             dockerfile, env_dir, {"Dockerfile", "docker-compose.yaml", "docker-compose.yml", ".dockerignore"}, default_workdir,
             workdir_override=config.workdir,
         )
         needs_docker += _compose_blockers(env_dir)
+        buildable = read_buildable(dockerfile)
     elif image:
         plan = DockerPlan(dockerfile=None, workdir=default_workdir, bases=[image])
         if config.workdir is None:
@@ -158,7 +162,15 @@ def load_harbor_task(task_dir: Path) -> Task:
         raise TaskFormatError(dockerfile, None, "missing: a Harbor task needs environment/Dockerfile or [environment] docker_image")
     if image and not is_generic_base(image):
         needs_docker.append(f"{toml_path}: [environment] docker_image = {image} (a prebuilt image)")
-    needs_docker = plan.blockers + needs_docker + config.image_refusals
+    # Built by running it (whole machine, as Harbor runs it) unless the task uses what a whole-machine sandbox lacks here.
+    built = buildable is not None and not buildable.blockers and not config.steps and not config.artifacts and config.verifier_mode != "separate"
+    if built and buildable is not None:
+        needs_docker = needs_docker + config.image_refusals
+        config.agent_user = config.agent_user or _agent_account(config.agent_user_named, dockerfile) or buildable.user or "root"
+    else:
+        if config.verifier_user is not None and config.agent_user is None:
+            config.agent_user = "user"  # the grader as another user needs the whole machine; the agent stays uid 1000
+        needs_docker = (list(buildable.blockers) if buildable is not None and buildable.blockers else plan.blockers) + needs_docker + config.image_refusals
     needs_docker += _verifier_environment(task_dir, config, plan.workdir, notes)
 
     task_id = task_id_from(task_dir.name)
@@ -192,7 +204,7 @@ def load_harbor_task(task_dir: Path) -> Task:
         ]
     else:
         scripts = [test_sh] if grader == "script" else []
-    toolchains = task_toolchains(plan, needs_docker, scripts)
+    toolchains = task_toolchains(replace(plan, missing_toolchains=[]) if built else plan, needs_docker, scripts)
     files = materialise_plan(FORMAT, task_id, task_dir, plan, str(dockerfile), reference)
     title = task_table.get("description") if isinstance(task_table.get("description"), str) else None
     return Task(
@@ -221,7 +233,8 @@ def load_harbor_task(task_dir: Path) -> Task:
             note=grader_note,
             blockers=tuple(grader_blockers) + tuple(config.refusals),
         ),
-        image=image_spec(plan, needs_docker, image if image and not is_generic_base(image) else None),
+        image=image_spec(plan, needs_docker, image if image and not is_generic_base(image) else None, built=built,
+                         build_timeout_s=config.build_timeout),
         dropped_steps=tuple(plan.dropped),
         agent_timeout_s=config.agent_timeout,
         allow_internet=config.allow_internet,
@@ -236,6 +249,16 @@ def load_harbor_task(task_dir: Path) -> Task:
         steps=steps,
         step_reward_strategy=config.step_reward_strategy,
     )
+
+
+def _agent_account(named: str | None, dockerfile: Path) -> str | None:
+    """The account ``[agent] user = "user" | "agent" | 1000`` names in a built image: 'agent' when the Dockerfile makes
+    that account, else the machine's 'user' (uid 1000); None when the task names none."""
+    if named is None:
+        return None
+    if named == "agent" and re.search(r"\b(?:useradd|adduser)\b[^\n]*\bagent\b", read_text(dockerfile)):
+        return "agent"
+    return "user"
 
 
 def _verifier_environment(task_dir: Path, config: HarborConfig, workdir: str, notes: list[str]) -> list[str]:

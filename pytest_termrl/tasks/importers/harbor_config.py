@@ -116,6 +116,8 @@ class HarborConfig:
     artifacts: tuple[str, ...] = ()
     """The top-level ``artifacts``: absolute paths copied out of the agent's environment when it ends."""
     verifier_environment: dict | None = None
+    agent_user_named: str | None = None
+    """``[agent] user`` as written, the agent's own names included ('user', 'agent', 1000)."""
     agent_user: str | None = None
     """``[agent] user`` when it is not the agent's usual user: the task runs over the whole machine as it."""
     verifier_user: str | None = None
@@ -256,12 +258,12 @@ def read_config(path: Path, data: dict) -> HarborConfig:
         if phase in ("public", "allowlist"):
             config.notes.append(f"{table_name}.network_mode = {phase!r}: the {table_name} has no network here")
         user = table.get("user")
+        if table_name == "agent" and user is not None:
+            config.agent_user_named = str(user)
         if user not in AGENT_USERS:
             if isinstance(user, bool) or not isinstance(user, (str, int)) or not str(user).strip():
                 raise TaskFormatError(path, f"{table_name}.user", "expected a user name or a numeric UID")
             setattr(config, f"{table_name}_user", str(user))
-    if config.verifier_user is not None and config.agent_user is None:
-        config.agent_user = "user"  # the grader as another user needs the whole machine; the agent stays uid 1000
 
     cpus = environment.get("cpus")
     if cpus is not None and (isinstance(cpus, bool) or not isinstance(cpus, (int, float)) or cpus <= 0):
@@ -287,7 +289,7 @@ def read_config(path: Path, data: dict) -> HarborConfig:
     if own is not None and not isinstance(own, dict):
         raise TaskFormatError(path, "verifier.environment", "expected a table")
     config.verifier_environment = own
-    if config.agent_user is not None and (config.artifacts or mode == "separate"):
+    if (config.agent_user is not None or config.verifier_user is not None) and (config.artifacts or mode == "separate"):
         what = "artifacts" if config.artifacts else "verifier.environment_mode = 'separate'"
         config.refusals.append(
             f"{what} in a task that names a user (it runs over the whole machine): "

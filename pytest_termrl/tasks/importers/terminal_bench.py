@@ -34,11 +34,13 @@ from __future__ import annotations
 
 import os
 import re
+from dataclasses import replace
 from pathlib import Path
 
 from ...errors import TaskFormatError
 from ..files import check_instruction, check_tree, read_text
 from ..model import GraderSpec, Task, TaskSource
+from ...sandbox.build.check import read_buildable
 from .cache import materialise_plan
 from .dockerfile import DockerPlan, image_spec, plan_dockerfile
 from .grader_trust import agent_code_around_summary
@@ -176,14 +178,20 @@ def load_terminal_bench_task(task_dir: Path) -> Task:
     solution, solution_name = _solution(task_dir)
 
     dockerfile = task_dir / "Dockerfile"
+    buildable = None
     if dockerfile.is_file():
         plan = plan_dockerfile(dockerfile, task_dir, META_FILES, DEFAULT_WORKDIR)
+        buildable = read_buildable(dockerfile)
+        needs_docker = list(buildable.blockers) + _compose_blockers(task_dir)
     else:
         plan = DockerPlan(dockerfile=None, workdir=DEFAULT_WORKDIR)
         notes.append(f"no Dockerfile: a plain Linux with the workdir {DEFAULT_WORKDIR} is assumed")
-    needs_docker = plan.blockers + _compose_blockers(task_dir)
+        needs_docker = _compose_blockers(task_dir)
+    built = buildable is not None and not needs_docker
     grader_kind, grader_note, grader_blockers = grader_analysis(run_tests if run_tests.is_file() else None, tests_dir, parser)
-    toolchains = task_toolchains(plan, needs_docker, [run_tests] if grader_kind == "parsed" else [])
+    # A built image names a toolchain it lacks when its step runs; the grader's own commands are checked now.
+    toolchains = task_toolchains(replace(plan, missing_toolchains=[]) if built else plan, needs_docker,
+                                 [run_tests] if grader_kind == "parsed" else [])
     if not run_tests.is_file():
         notes.append("no run-tests.sh: the tests run with pytest, as Terminal-Bench does by default")
     agent_output = agent_code_around_summary(read_text(run_tests), plan.workdir) if grader_kind == "parsed" else ()
@@ -219,9 +227,10 @@ def load_terminal_bench_task(task_dir: Path) -> Task:
             blockers=tuple(grader_blockers),
             agent_output=agent_output,
         ),
-        image=image_spec(plan, needs_docker),
+        image=image_spec(plan, needs_docker, built=built),
         dropped_steps=tuple(plan.dropped),
         agent_timeout_s=agent_timeout,
         notes=tuple(notes),
-        user="root",  # as Terminal-Bench runs the agent and its tests: root in the task's image (here, over the whole machine)
+        # as Terminal-Bench runs the agent and its tests: root in the task's image, or its Dockerfile's USER (over the whole machine)
+        user=(buildable.user if buildable is not None and buildable.user else "root"),
     )

@@ -126,7 +126,9 @@ def test_the_build_timeout_is_the_setup_timeout(tmp_path):
 
 def test_a_root_verifier_grades_as_root_and_writes_outside_the_workdir(harness):
     task = load_task_dir(DATA / "hb-root-verifier")
-    assert task.verifier_user == "root" and task.user == "user" and task.whole_machine
+    # Harbor runs the agent as root when [agent] names no user: the image is built, and its agent is root too
+    assert task.verifier_user == "root" and task.user == "root" and task.whole_machine
+    assert task.image is not None and task.image.dockerfile == DATA / "hb-root-verifier" / "environment" / "Dockerfile"
     loaded = LoadedTask(task, None)
     reference, oracle, _ = harness.play_fresh(loaded, ReferenceAgent(), "reference")
     assert reference.verdict.complete, reference.failure_text()

@@ -86,12 +86,12 @@ def test_the_verifier_sandbox_runs_within_the_tasks_memory(harness, tmp_path):
         shutil.rmtree(tmp_path / name)
 
 
-def test_cpus_half_is_a_cpu_quota_and_storage_is_recorded_as_not_enforced(harness):
+def test_cpus_half_is_a_cpu_quota_and_storage_is_the_upper_layers_size(harness):
     busy = "python3 -c 'import os, time\nend = time.time() + 2\nwhile time.time() < end: pass\nt = os.times()\nprint(round(t.user + t.system, 2))'"
     outcome, _, _ = harness.play_fresh(_loaded("hr-half-cpu"), CommandsAgent([busy]), "busy")
     limits = outcome.enforced_limits
     assert limits["task_resources"] == "cpus=0.5 storage_mb=512"
-    assert limits["storage"].startswith("not enforced (storage_mb=512 asked): ")
+    assert limits["storage"] == "upper layers on a tmpfs of 512 MiB (the task's storage_mb)"  # a built Harbor task: the whole machine
     assert outcome.safe_success, outcome.failure_text()
     require_service("no writable cpu cgroup: the quota is recorded as not enforced" if limits["cpu"] == "none" else None,
                     "a writable cpu cgroup")

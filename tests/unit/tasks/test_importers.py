@@ -152,7 +152,9 @@ def test_terminal_bench_tasks_that_cannot_run_offline_say_why():
     status, reasons = offline_status(postgres)
     assert status == "no"
     text = "\n".join(reasons)
-    assert "installs postgresql-client-16 over the network" in text
+    # Only the real blockers: the base the host cannot stand in for and the second service (a package a step
+    # installs is named by that step when a task is built, never guessed at load)
+    assert "postgresql-client-16" not in text
     assert "FROM postgres:16" in text
     assert "2 services (client, db)" in text
     scipy = tasks["tb_scipy_fit"]
