@@ -7,12 +7,13 @@ agent's own shims (standin_shims's text) first on PATH, HOME in tmp_path and
 checked by running what is in them (``go version``, ``cargo --version``, ``node --version``).
 Each row's absent case points ``TERMRL_STANDIN_ROOT`` at a folder that does not exist (or at
 a partial tree), so its host condition fails and the one line names the Debian package.
-Present cases need the host's toolchain and skip, saying which, where the host lacks it.
+Present cases need the host's toolchain: where the host lacks it they skip, saying which, and fail in CI.
 """
 
 from __future__ import annotations
 
 import ast
+import functools
 import os
 import re
 import shutil
@@ -22,6 +23,8 @@ import time
 from pathlib import Path
 
 import pytest
+
+from conftest import require_service
 
 from pytest_termrl.sandbox import standin_shims
 from pytest_termrl.standins import substitution_table
@@ -50,10 +53,21 @@ HOST_RUSTC = _version_of(["/usr/bin/rustc", "-vV"]) if Path("/usr/bin/cargo").ex
 HOST_PYTHON = next((f"3.{m}" for m in range(20, 5, -1) if Path(f"/usr/bin/python3.{m}").exists()), None)
 ABSENT_PYTHON = next(f"3.{m}" for m in (9, 8, 7, 5, 4) if not Path(f"/usr/bin/python3.{m}").exists())
 
-needs_go = pytest.mark.skipif(not os.access(HOST_GO, os.X_OK), reason="the host has no /usr/lib/go/bin/go (golang-go)")
-needs_rust = pytest.mark.skipif(HOST_RUSTC is None, reason="the host has no /usr/bin/cargo and /usr/bin/rustc (cargo)")
-needs_node = pytest.mark.skipif(HOST_NODE is None, reason="the host has no /usr/bin/node that runs (nodejs)")
-needs_python = pytest.mark.skipif(HOST_PYTHON is None, reason="the host has no /usr/bin/python3.X")
+def _needs(problem: str | None):
+    """A present case needs the host's toolchain: it skips on a developer's machine without it, and fails in CI."""
+    def mark(function):
+        @functools.wraps(function)
+        def wrapped(*args, **kwargs):
+            require_service(problem, "the host's toolchain")
+            return function(*args, **kwargs)
+        return wrapped
+    return mark
+
+
+needs_go = _needs(None if os.access(HOST_GO, os.X_OK) else "the host has no /usr/lib/go/bin/go (golang-go)")
+needs_rust = _needs(None if HOST_RUSTC is not None else "the host has no /usr/bin/cargo and /usr/bin/rustc (cargo)")
+needs_node = _needs(None if HOST_NODE is not None else "the host has no /usr/bin/node that runs (nodejs)")
+needs_python = _needs(None if HOST_PYTHON is not None else "the host has no /usr/bin/python3.X")
 
 
 class Step:
@@ -420,7 +434,7 @@ def _python_with_pip() -> str | None:
 def test_get_pip_succeeds_for_a_python_that_has_pip(step):
     python = _python_with_pip()
     if python is None:
-        pytest.skip("no python here has pip (python3-pip)")
+        require_service("no python here has pip (python3-pip)", "get-pip's host side")
     done = step.run(f"curl -sS https://bootstrap.pypa.io/get-pip.py | {python}")
     assert done.returncode == 0 and done.stderr.startswith(f"{PREFIX}get-pip: pip "), done.stderr
     assert step.lines() == ["substituted: get-pip: curl https://bootstrap.pypa.io/get-pip.py: a get-pip.py that checks the "
@@ -447,7 +461,7 @@ def _deadsnakes(version: str) -> str:
 @needs_python
 def test_the_deadsnakes_flow_is_met_by_the_hosts_python(step):
     if not shutil.which("cmake", path=SYSTEM_PATH):
-        pytest.skip("the host has no cmake")
+        require_service("the host has no cmake", "the deadsnakes flow's build")
     v = HOST_PYTHON
     done = step.run(f"{_deadsnakes(v)} && python{v} -m venv venv && "
                     "venv/bin/python -c 'import sys; print(sys.version_info[:2])'")
@@ -513,7 +527,7 @@ def test_update_alternatives_needs_no_stand_in(step, tmp_path):
     """The host's update-alternatives, run as a RUN step's root over the layer, makes python3 the asked python itself."""
     tool = shutil.which("update-alternatives", path=SYSTEM_PATH)
     if tool is None:
-        pytest.skip("the host has no update-alternatives (dpkg)")
+        require_service("the host has no update-alternatives (dpkg)", "update-alternatives")
     root = tmp_path / "layer"
     for folder in ("usr/bin", "etc/alternatives", "var/lib/dpkg/alternatives"):
         (root / folder).mkdir(parents=True)
@@ -561,11 +575,11 @@ def _system_package() -> tuple[str, str] | None:
 def test_a_venv_over_the_hosts_site_packages_is_already_satisfied(step):
     found = _system_package()
     if found is None:
-        pytest.skip("the host's python3 has none of six, pyparsing, distro, packaging, pluggy")
+        require_service("the host's python3 has none of six, pyparsing, distro, packaging, pluggy", "a system site package")
     python, name = found
     made = subprocess.run([python, "-m", "venv", "--system-site-packages", str(step.home / "venv")], capture_output=True, text=True)
     if made.returncode != 0:
-        pytest.skip(f"{python} cannot make a venv here: {made.stderr.strip()[-200:]}")
+        require_service(f"{python} cannot make a venv here: {made.stderr.strip()[-200:]}", "a venv over the host's site-packages")
     done = step.run(f"venv/bin/pip install {name}", PIP_CONFIG_FILE=os.devnull)
     assert done.returncode == 0 and f"Requirement already satisfied: {name}" in done.stdout, done.stderr
 
@@ -574,12 +588,12 @@ def test_the_pip_stand_in_asks_the_interpreter_first_on_path(step):
     """The shim runs the stand-in with the python3 PATH gives: a venv's, when the venv's bin comes next."""
     found = _system_package()
     if found is None:
-        pytest.skip("the host's python3 has none of six, pyparsing, distro, packaging, pluggy")
+        require_service("the host's python3 has none of six, pyparsing, distro, packaging, pluggy", "a system site package")
     python, name = found
     for venv, options in (("with-site", ["--system-site-packages"]), ("bare", [])):
         made = subprocess.run([python, "-m", "venv", "--without-pip", *options, str(step.home / venv)], capture_output=True, text=True)
         if made.returncode != 0:
-            pytest.skip(f"{python} cannot make a venv here: {made.stderr.strip()[-200:]}")
+            require_service(f"{python} cannot make a venv here: {made.stderr.strip()[-200:]}", "a venv over the host's site-packages")
     path = f"{step.shims / 'bin'}:{step.home}/%s/bin:{SYSTEM_PATH}"
     done = step.run(f"pip install {name}", PATH=path % "with-site")
     assert done.returncode == 0 and done.stderr.startswith(f"{PREFIX}pip: already present, nothing fetched: {name} "), done.stderr
