@@ -42,7 +42,8 @@ from .archive import add_archive, is_archive
 from .context import BuildContext, is_remote
 from .copying import copy_into
 from .ownership import Owner, SymbolicMode, parse_chmod, parse_chown
-from .parser import Dockerfile, Instruction, expand, expand_heredoc, expand_words, from_parts, parse
+from .parser import Dockerfile, Instruction, from_parts, parse
+from .shell_words import expand, expand_heredoc, expand_words
 from .record import BuiltImage, StepLog
 from .step_run import STAGE_INSIDE, assemble, run_step
 from .store import LayerInfo, LayerStore, layer_key, tree_bytes

@@ -15,7 +15,8 @@ from pathlib import Path, PurePosixPath
 
 from .bases import stand_in
 from .context import is_remote
-from .parser import Instruction, expand, expand_words, from_parts, parse
+from .parser import Instruction, from_parts, parse
+from .shell_words import expand, expand_words
 
 
 PLATFORM_ARGS = {"TARGETPLATFORM": "linux/amd64", "TARGETOS": "linux", "TARGETARCH": "amd64", "TARGETVARIANT": "",

@@ -14,7 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from ...errors import TaskFormatError
-from ...sandbox.build.parser import Instruction, expand, expand_heredoc, expand_words, from_parts, parse, split_words
+from ...sandbox.build.arguments import split_words
+from ...sandbox.build.parser import Instruction, from_parts, parse
+from ...sandbox.build.shell_words import expand, expand_heredoc, expand_words
 from ..files import read_text
 from ..model import ImageSpec
 from .scripts import network_need, split_segments

@@ -17,7 +17,8 @@ import pytest
 from pytest_termrl.agents.builtin import NoopAgent, ReferenceAgent
 from pytest_termrl.errors import TaskFormatError
 from pytest_termrl.harness import default_harness
-from pytest_termrl.sandbox.build.parser import expand, expand_words, parse
+from pytest_termrl.sandbox.build.parser import parse
+from pytest_termrl.sandbox.build.shell_words import expand, expand_words
 from pytest_termrl.sandbox.docker.images.client import DEFAULT_TAG
 from pytest_termrl.tasks.importers import load_task_dir, offline_status
 from pytest_termrl.tasks.importers.dockerfile import is_generic_base, plan_dockerfile, setup_text
