@@ -25,7 +25,7 @@ import shlex
 import shutil
 import subprocess
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from ...errors import SandboxError, TaskFormatError
@@ -43,7 +43,8 @@ from .context import BuildContext, is_remote
 from .copying import copy_into
 from .ownership import Owner, SymbolicMode, parse_chmod, parse_chown
 from .parser import Dockerfile, Instruction, from_parts, parse
-from .shell_words import expand, expand_heredoc, expand_words
+from .shell_words import expand_heredoc
+from .stage import CONFIG_KEYWORDS, Stage, configure, declare_args, expand_all, expand_one, next_workdir
 from .record import BuiltImage, StepLog
 from .step_run import STAGE_INSIDE, assemble, run_step
 from .store import LayerInfo, LayerStore, layer_key, tree_bytes
@@ -62,34 +63,6 @@ class BuildError(SandboxError):
         self.steps = steps
         self.missing = list(missing or [])
         """(manager, package) the host lacks for the failed step: 'apt' (a Debian package) or 'pip' (a PyPI name)."""
-
-
-@dataclass
-class Stage:
-    """One stage's state while it is built: its layers so far and its configuration."""
-
-    index: int
-    name: str | None
-    base: str
-    stand_in: str
-    parent: str
-    layers: list[str] = field(default_factory=list)
-    env: dict[str, str] = field(default_factory=dict)
-    args: dict[str, str] = field(default_factory=dict)
-    user: str = ""
-    workdir: str = "/"
-    shell: tuple[str, ...] = ("/bin/sh", "-c")
-    cmd: tuple[str, ...] | None = None
-    entrypoint: tuple[str, ...] | None = None
-    labels: dict[str, str] = field(default_factory=dict)
-    exposed: list[str] = field(default_factory=list)
-    volumes: list[str] = field(default_factory=list)
-    stopsignal: str | None = None
-    notes: list[str] = field(default_factory=list)
-
-    def scope(self) -> dict[str, str]:
-        """What variables in an instruction see: the stage's ARGs, its ENV winning."""
-        return {**self.args, **self.env}
 
 
 @dataclass
@@ -186,14 +159,13 @@ class _Run:
         head, stages = self._split()
         global_args = dict(PLATFORM_ARGS)
         for instruction in head:
-            for name, value in self._arg_pairs(instruction, global_args):
-                global_args[name] = self.build_args.get(name, value if value is not None else global_args.get(name, ""))
+            declare_args(instruction, global_args, global_args, self.build_args, global_args)
         self.global_args = global_args
         names: dict[str, int] = {}
         plans: list[tuple[str, str | None]] = []
         for index, instructions in enumerate(stages):
             written, stage_name = from_parts(instructions[0])
-            image = self._expand(instructions[0], written or "", global_args)
+            image = expand_one(instructions[0], written or "", global_args)
             plans.append((image, stage_name))
             if stage_name:
                 names[stage_name] = index
@@ -226,7 +198,7 @@ class _Run:
             for instruction in stages[index][1:]:
                 source = instruction.flag("from") if instruction.keyword in ("COPY", "ADD") else None
                 if source is not None:
-                    ref = self._expand(instruction, source, self.global_args).lower()
+                    ref = expand_one(instruction, source, self.global_args).lower()
                     if ref in names:
                         todo.append(names[ref])
                     elif ref.isdigit() and int(ref) < index:
@@ -237,9 +209,7 @@ class _Run:
         image, name = plan
         first = instructions[0]
         if image.lower() in self.names and self.names[image.lower()] < index:
-            parent = built[self.names[image.lower()]]
-            stage = replace(parent, index=index, name=name, layers=list(parent.layers), env=dict(parent.env), args={},
-                            labels=dict(parent.labels), exposed=list(parent.exposed), volumes=list(parent.volumes), notes=list(parent.notes))
+            stage = built[self.names[image.lower()]].following(index, name)
         else:
             what = stand_in(image)
             if what is None:
@@ -254,104 +224,18 @@ class _Run:
 
     # -- instructions -------------------------------------------------------------------
     def _dispatch(self, stage: Stage, ins: Instruction) -> None:
-        keyword = ins.keyword
-        scope = stage.scope()
-        if keyword == "ARG":
-            for name, value in self._arg_pairs(ins, scope):
-                if name in self.build_args:
-                    stage.args[name] = self.build_args[name]
-                elif value is not None:
-                    stage.args[name] = value
-                else:
-                    stage.args[name] = self.global_args.get(name, "")
-        elif keyword == "ENV":
-            pairs = self._pairs(ins, scope, "ENV")
-            for key, value in pairs:
-                stage.env[key] = value
-        elif keyword == "LABEL":
-            for key, value in self._pairs(ins, scope, "LABEL"):
-                stage.labels[key] = value
-        elif keyword == "WORKDIR":
-            path = self._expand(ins, ins.args.strip(), scope)
-            if not path:
-                raise TaskFormatError(ins.where(), "WORKDIR", "expected a folder")
-            stage.workdir = path if path.startswith("/") else str(PurePosixPath(stage.workdir) / path)
-            stage.workdir = os.path.normpath(stage.workdir)
+        if ins.keyword in CONFIG_KEYWORDS:
+            configure(stage, ins, self.build_args, self.global_args)
+            self._step_log(ins, _short(ins), True, 0.0)
+        elif ins.keyword == "WORKDIR":
+            stage.workdir = next_workdir(stage, ins)
             self._workdir(stage, ins)
-            return
-        elif keyword == "USER":
-            stage.user = self._expand(ins, ins.args.strip(), scope)
-            if not stage.user:
-                raise TaskFormatError(ins.where(), "USER", "expected a user")
-        elif keyword == "SHELL":
-            if ins.json is None or not ins.json:
-                raise TaskFormatError(ins.where(), "SHELL", 'expected the JSON form, such as SHELL ["/bin/bash", "-c"]')
-            stage.shell = tuple(ins.json)
-        elif keyword in ("CMD", "ENTRYPOINT"):
-            argv = tuple(ins.json) if ins.json is not None else (*stage.shell, ins.args)
-            if keyword == "CMD":
-                stage.cmd = argv
-            else:
-                stage.entrypoint = argv
-                stage.cmd = None  # as the engine does: a new ENTRYPOINT clears an inherited CMD
-        elif keyword == "EXPOSE":
-            stage.exposed += [w if "/" in w else f"{w}/tcp" for w in self._words(ins, scope)]
-        elif keyword == "VOLUME":
-            stage.volumes += list(ins.json) if ins.json is not None else self._words(ins, scope)
-        elif keyword == "STOPSIGNAL":
-            stage.stopsignal = self._expand(ins, ins.args.strip(), scope)
-        elif keyword in ("HEALTHCHECK", "ONBUILD", "MAINTAINER"):
-            stage.notes.append(f"{ins.where()}: {keyword} recorded, not run by the builder")
-        elif keyword == "RUN":
+        elif ins.keyword == "RUN":
             self._run(stage, ins)
-            return
-        elif keyword in ("COPY", "ADD"):
+        elif ins.keyword in ("COPY", "ADD"):
             self._copy(stage, ins)
-            return
         else:
-            raise TaskFormatError(ins.where(), keyword, "an instruction the builder does not know")
-        self._step_log(ins, _short(ins), True, 0.0)
-
-    def _arg_pairs(self, ins: Instruction, scope: dict[str, str]) -> list[tuple[str, str | None]]:
-        out: list[tuple[str, str | None]] = []
-        for word in self._words(ins, scope):
-            name, eq, value = word.partition("=")
-            if not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", name):
-                raise TaskFormatError(ins.where(), "ARG", f"expected NAME or NAME=value, got {word!r}")
-            out.append((name, value if eq else None))
-        if not out:
-            raise TaskFormatError(ins.where(), "ARG", "expected NAME or NAME=value")
-        return out
-
-    def _pairs(self, ins: Instruction, scope: dict[str, str], keyword: str) -> list[tuple[str, str]]:
-        """ENV / LABEL pairs: ``k=v k2=v2`` (each value expanded with the scope before the instruction), or the old ``k v w``."""
-        found = self._words(ins, scope)
-        if not found:
-            raise TaskFormatError(ins.where(), keyword, "expected NAME=value")
-        if "=" not in found[0]:
-            raw = ins.args.strip().split(None, 1)
-            if len(raw) < 2:
-                raise TaskFormatError(ins.where(), keyword, f"expected NAME=value, or NAME value (got {ins.args.strip()!r})")
-            return [(raw[0], self._expand(ins, raw[1], scope))]
-        pairs = []
-        for word in found:
-            key, eq, value = word.partition("=")
-            if not eq or not key:
-                raise TaskFormatError(ins.where(), keyword, f"expected NAME=value, got {word!r}")
-            pairs.append((key, value))
-        return pairs
-
-    def _words(self, ins: Instruction, scope: dict[str, str]) -> list[str]:
-        try:
-            return expand_words(ins.args, scope)
-        except ValueError as exc:
-            raise TaskFormatError(ins.where(), ins.keyword, str(exc)) from None
-
-    def _expand(self, ins: Instruction, text: str, scope: dict[str, str]) -> str:
-        try:
-            return expand(text, scope)
-        except ValueError as exc:
-            raise TaskFormatError(ins.where(), ins.keyword, str(exc)) from None
+            raise TaskFormatError(ins.where(), ins.keyword, "an instruction the builder does not know")
 
     # -- steps that make layers -----------------------------------------------------------
     def _user(self, stage: Stage, ins: Instruction, spec: str | None = None) -> ImageUser:
@@ -431,7 +315,7 @@ class _Run:
             name = flag[2:].partition("=")[0]
             if name not in ("from", "chown", "chmod", "link", "exclude", "parents", "checksum", "keep-git-dir"):
                 raise BuildError(f"{ins.where()}: {keyword} {flag}: a flag the builder does not know")
-        words = [self._expand(ins, w, scope) for w in ins.json] if ins.json is not None else self._words(ins, scope)
+        words = [expand_one(ins, w, scope) for w in ins.json] if ins.json is not None else expand_all(ins, scope)
         if len(words) < 2:
             raise TaskFormatError(ins.where(), keyword, "expected at least one source and a destination")
         *sources, dest = words
@@ -440,8 +324,8 @@ class _Run:
         view = self._view(stage)
         owner: Owner | None = None
         if chown:
-            owner = parse_chown(self._expand(ins, chown, scope), view.read_text("/etc/passwd") or "", view.read_text("/etc/group") or "", ins.where())
-        mode = parse_chmod(self._expand(ins, chmod, scope), ins.where()) if chmod else None
+            owner = parse_chown(expand_one(ins, chown, scope), view.read_text("/etc/passwd") or "", view.read_text("/etc/group") or "", ins.where())
+        mode = parse_chmod(expand_one(ins, chmod, scope), ins.where()) if chmod else None
         docs = {doc.name: doc for doc in ins.heredocs}
         from_ref = ins.flag("from")
         staging = self.b.staging()
@@ -463,7 +347,7 @@ class _Run:
                 digest_parts.append(["heredoc", target, body])
             context = self.context
             if plain and from_ref is not None:
-                ref = self._expand(ins, from_ref, scope)
+                ref = expand_one(ins, from_ref, scope)
                 source_stage = self._source_stage(ins, ref)
                 from_key = layer_key("from", source_stage.parent, plain, dest_abs, chown, chmod, digest_parts, stage.workdir, keyword)
                 key = layer_key(stage.parent, keyword, from_key)
