@@ -214,3 +214,12 @@ def test_the_build_log_is_kept_and_names_each_step(builder):
     image = builder.build(DATA / "endless" / "Dockerfile")
     log = builder.store.log_path(image.key).read_text()
     assert "endless/Dockerfile:3: RUN mkdir -p /home/user/memstats" in log and "[CACHED]" in log
+
+
+def test_env_values_from_variables_holding_spaces_stay_one_value(builder, tmp_path):
+    (tmp_path / "Dockerfile").write_text('FROM debian:12\nARG WHO="two words"\nENV A=$WHO B=${A:-unset} C="x y"\n'
+                                         'ENV OLD_FORM value with spaces\nLABEL "com.example.who"="$WHO"\n')
+    image = builder.build(tmp_path / "Dockerfile")
+    env = dict(image.env)
+    assert (env["A"], env["B"], env["C"], env["OLD_FORM"]) == ("two words", "unset", "x y", "value with spaces")
+    assert dict(image.labels) == {"com.example.who": "two words"} and image.layers == ()
