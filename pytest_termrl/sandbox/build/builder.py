@@ -371,7 +371,7 @@ class _Run:
                             raise TaskFormatError(ins.where(), keyword, f"when copying several sources the destination must be a folder ending in '/' (got {dest!r})")
                     copy_into(tree, context, resolved, dest, where=ins.where(), owner=owner, chmod=mode,
                               host_id=lambda i: i, workdir=stage.workdir, existing=view.kind)
-            if from_ref is None:
+            if from_ref is None or not plain:
                 key = layer_key(stage.parent, keyword, sources, dest_abs, chown, chmod, digest_parts, stage.workdir)
             if self.b.store.has(key):
                 self._cached(stage, ins, key)
