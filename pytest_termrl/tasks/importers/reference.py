@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import re
 import shlex
 from pathlib import PurePosixPath
 
@@ -39,8 +40,9 @@ def solution_wrapper(
     unpacked next to it, and ``rewrite_dir`` (say '/solution') is pointed at them; ``env``
     (Harbor's ``[solution] env``) is set for it alone.
     """
-    if rewrite_dir:
-        script = script.replace(rewrite_dir.rstrip("/") + "/", SOLUTION_INSIDE + "/")
+    if rewrite_dir:  # the folder itself, as an absolute path: never the same name deeper in another path (/app/solution/)
+        folder = re.escape(rewrite_dir.rstrip("/"))
+        script = re.sub(rf"(?<![\w./-]){folder}(?=/|(?![\w.-]))", SOLUTION_INSIDE, script)
     files = {"solve.sh": script.encode(), **(siblings or {})}
     lines = [
         f"# The reference of {label}, run as its own bash script in {workdir}.",

@@ -557,3 +557,13 @@ def test_commands_after_an_imported_reference_run_in_the_same_shell(harness):
     outcome, _, _ = harness.play_fresh(LoadedTask(task, None), CommandsAgent(["false; echo still-here; pwd"]), "after")
     assert outcome.commands[0].exit_code == 0
     assert outcome.commands[1].output.splitlines() == ["still-here", "/app"]
+
+
+def test_only_the_solution_folder_itself_is_pointed_at_the_unpacked_reference():
+    from pytest_termrl.tasks.importers.reference import SOLUTION_INSIDE, solution_wrapper
+
+    script = "python3 /solution/helper.py\ncp /app/solution/solve.py /app/out.py\ncd /solution && ls\nX=/solution\necho /solutions/a\n"
+    wrapped = solution_wrapper(script, "/app", "a Harbor task", rewrite_dir="/solution")
+    assert f"python3 {SOLUTION_INSIDE}/helper.py" in wrapped and f"cd {SOLUTION_INSIDE} && ls" in wrapped and f"X={SOLUTION_INSIDE}\n" in wrapped
+    assert "cp /app/solution/solve.py /app/out.py" in wrapped, "a solution/ folder of the task's own workdir is left alone"
+    assert "echo /solutions/a" in wrapped
