@@ -23,6 +23,28 @@ from .spares import collect
 
 
 
+def _mount_point(uppers: dict[str, tuple[Path, Path]], inside: str, is_dir: bool, owner: int) -> None:
+    """The grader's mount point made in this run's own upper, over whatever the image has there (a link whose target
+    is gone, a file): bubblewrap then mounts on it instead of following the image's link."""
+    mount = max((m for m in uppers if inside == m or inside.startswith(m.rstrip("/") + "/")), key=len)
+    upper = uppers[mount][0]
+    rel = inside[len(mount.rstrip("/")):].strip("/")
+    if not rel:
+        return
+    parent = upper
+    for part in rel.split("/")[:-1]:
+        parent = parent / part
+        if not parent.is_dir():
+            parent.mkdir(mode=0o755)
+            os.chown(parent, owner, owner)
+    point = upper / rel
+    if is_dir:
+        point.mkdir(mode=0o755)
+    else:
+        point.touch(mode=0o644)
+    os.chown(point, owner, owner)
+
+
 def run_layered(bwrap: str, folder: Path, request: IsolatedRequest) -> IsolatedRun:
     """Run ``request`` (whose ``root`` is set) in a fresh sandbox at ``folder``; the folder is removed after."""
     root = request.root
@@ -33,6 +55,8 @@ def run_layered(bwrap: str, folder: Path, request: IsolatedRequest) -> IsolatedR
     try:
         limits.setup()
         uppers = make_slot_folders(folder, [mount for mount, _ in root.slots], ids.base)
+        for mount in request.mounts:
+            _mount_point(uppers, mount.sandbox_path, mount.host_path.is_dir(), ids.base)
         slots = [LayerSlot(mount, lowers, *uppers[mount]) for mount, lowers in root.slots]
         account = Account(root.uid, root.gid, root.user, root.home)
         info_r, info_w = os.pipe()

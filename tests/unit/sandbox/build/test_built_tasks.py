@@ -3,6 +3,7 @@ and the four toolchain installers of Aider-Polyglot-shaped images met by the hos
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -113,3 +114,11 @@ def test_an_aider_polyglot_shaped_image_gets_its_toolchain_from_the_host(languag
     assert expected in out, out
     for path in EXPECTED_TREE[language]:
         assert owner(builder, image, path)[:2] == (0, 0), path
+
+
+def test_a_tests_folder_the_image_made_a_dangling_link_is_still_where_the_grader_finds_its_tests(harness, tmp_path):
+    task_dir = shutil.copytree(DATA / "tb-service-state", tmp_path / "tb-linked-tests")
+    dockerfile = task_dir / "Dockerfile"
+    dockerfile.write_text(dockerfile.read_text() + "RUN rm -rf /tests && ln -s /nowhere/tests /tests\n")
+    frozen = freeze_task(harness, LoadedTask(load_task_dir(task_dir), None))
+    assert frozen.problems == [] and frozen.contract is not None, frozen.problems
