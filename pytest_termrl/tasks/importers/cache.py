@@ -19,7 +19,7 @@ from typing import Callable
 from ..files import MAX_FILE_BYTES, read_bytes, task_files
 from .dockerfile import DockerPlan, setup_text, write_environment
 
-IMPORTER_VERSION = "2"
+IMPORTER_VERSION = "3"
 """Part of every cache key: bump it when what the importers write changes."""
 
 
