@@ -326,6 +326,9 @@ class _Run:
         if chown:
             owner = parse_chown(expand_one(ins, chown, scope), view.read_text("/etc/passwd") or "", view.read_text("/etc/group") or "", ins.where())
         mode = parse_chmod(expand_one(ins, chmod, scope), ins.where()) if chmod else None
+        if keyword == "ADD" and any(is_remote(source) for source in sources):
+            self._download(stage, ins, sources, dest, owner, mode)
+            return
         docs = {doc.name: doc for doc in ins.heredocs}
         from_ref = ins.flag("from")
         staging = self.b.staging()
@@ -388,6 +391,25 @@ class _Run:
             self._layer(stage, ins, key, argv, ImageUser(0, 0, "root", "/root"), {"PATH": DEFAULT_PATH}, archive, cwd="/")
         finally:
             shutil.rmtree(staging, ignore_errors=True)
+
+    def _download(self, stage: Stage, ins: Instruction, sources: list[str], dest: str, owner: Owner | None,
+                  mode: int | SymbolicMode | None) -> None:
+        """``ADD URL DEST``: the file the offline stand-ins' table gives for that URL (rustup's script, Go's tarball),
+        fetched inside by their curl, mode 0600 as the engine gives a download (or ``--chmod``); else the step fails naming it."""
+        if len(sources) != 1:
+            raise BuildError(f"{ins.where()}: ADD of several sources with a URL among them: the builder adds one URL at a time")
+        url = sources[0]
+        if standin_tools.download_row(url) is None:
+            raise BuildError(f"{ins.where()}: ADD {url}: a download over the network, which the build does not have "
+                             "(no offline stand-in meets this URL)")
+        target = (dest if dest.startswith("/") else str(PurePosixPath(stage.workdir) / dest)) + ("/" if dest.endswith("/") else "")
+        chmod = f"{mode:o}" if isinstance(mode, int) else str(mode) if mode is not None else "600"
+        uid, gid = (owner.uid, owner.gid) if owner is not None else (0, 0)
+        script = ('set -e; d="$1"; case "$d" in */) d="$d${2##*/}";; esac; mkdir -p "$(dirname "$d")"; '
+                  'curl -fsSL -o "$d" "$2"; chmod "$3" "$d"; chown "$4" "$d"')
+        argv = ["/bin/sh", "-c", script, "add", target, url, chmod, f"{uid}:{gid}"]
+        key = layer_key(stage.parent, "ADD-URL", url, target, chmod, uid, gid)
+        self._layer(stage, ins, key, argv, ImageUser(0, 0, "root", "/root"), {"PATH": DEFAULT_PATH}, None, cwd="/")
 
     def _write_inline(self, tree: Path, target: str, data: bytes, owner: Owner | None, mode: int | SymbolicMode | None) -> None:
         path = tree / target.lstrip("/")

@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from ...standins.inside import tools
 from .bases import stand_in
 from .context import is_remote
 from .parser import Instruction, from_parts, parse
@@ -24,6 +25,11 @@ PLATFORM_ARGS = {"TARGETPLATFORM": "linux/amd64", "TARGETOS": "linux", "TARGETAR
 """BuildKit's automatic platform arguments (an amd64 Linux host)."""
 IGNORED_RUN_MOUNTS = ("cache", "tmpfs")
 """``RUN --mount`` types a step runs without (a cache folder or a tmpfs changes no result)."""
+
+
+def stood_in_download(url: str) -> bool:
+    """Whether ``ADD url`` is one of the installers the offline stand-ins' table meets (rustup's script, Go's tarball...)."""
+    return tools.download_row(url) is not None
 
 
 @dataclass(frozen=True)
@@ -98,7 +104,7 @@ def read_buildable(dockerfile: Path, target: str | None = None) -> Buildable:
                                         "it would be pulled)")
                 words = _try(expand_words, ins.args, scope, default=ins.args.split())
                 for word in words[:-1]:
-                    if is_remote(word):
+                    if is_remote(word) and not (keyword == "ADD" and stood_in_download(word)):
                         blockers.append(f"{ins.where()}: {keyword} {word} (a download over the network)")
             elif keyword == "RUN":
                 for flag in ins.flags:

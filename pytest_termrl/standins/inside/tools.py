@@ -1090,6 +1090,11 @@ def _row(tool, word):
     return None, None
 
 
+def download_row(url):
+    """The curl/wget row that meets a download of ``url`` (an ``ADD`` of it, when a Dockerfile is built); None when none does."""
+    return _row("curl/wget", url)[0]
+
+
 # curl and wget ----------------------------------------------------------------------------------------
 _CURL_VALUE_SHORT = set("oHduAexXmTwKrbcEFYyzCDUQtP")
 _CURL_VALUE_LONG = {

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from pytest_termrl.agents.builtin import CommandsAgent, NoopAgent, ReferenceAgent
-from pytest_termrl.sandbox.build.builder import Builder
+from pytest_termrl.sandbox.build.builder import BuildError, Builder
 from pytest_termrl.sandbox.build.store import LayerStore
 from pytest_termrl.tasks.importers import load_task_dir
 from pytest_termrl.tasks.suite import LoadedTask
@@ -86,6 +86,13 @@ POLYGLOT = {
            "go version", "go version go"),
     "rust": (["RUN curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs | sh -s -- -y", "ENV PATH=/root/.cargo/bin:$PATH"],
              "cargo --version && rustc --version", "cargo "),
+    "rust-add": (["ADD https://sh.rustup.rs /tmp/rustup.sh", "RUN chmod +x /tmp/rustup.sh && /tmp/rustup.sh -y && rm /tmp/rustup.sh",
+                  'ENV PATH="/root/.cargo/bin:${PATH}"'],
+                 "cargo --version", "cargo "),
+    "go-arch": (['RUN ARCH=$(uname -m) && if [ "$ARCH" = "x86_64" ]; then GOARCH="amd64"; elif [ "$ARCH" = "aarch64" ]; then '
+                 'GOARCH="arm64"; else false; fi && curl -L "https://golang.org/dl/go1.21.5.linux-$GOARCH.tar.gz" -o go.tar.gz '
+                 '&& tar -C /usr/local -xzf go.tar.gz && rm go.tar.gz', 'ENV PATH="/usr/local/go/bin:${PATH}"'],
+                "go version", "go version go"),
     "node": (["ENV NVM_DIR=/root/.nvm",
               "RUN curl -o- https://raw.githubusercontent.com/nvm-sh/nvm/v0.39.7/install.sh | bash "
               "&& . $NVM_DIR/nvm.sh && nvm install $(node --version | cut -c2- | cut -d. -f1) && nvm alias default node"],
@@ -94,6 +101,8 @@ POLYGLOT = {
 EXPECTED_TREE = {
     "go": ["/usr/local/go/bin/go", "/usr/local/go/VERSION"],
     "rust": ["/root/.cargo/bin/cargo", "/root/.cargo/bin/rustc", "/root/.cargo/env"],
+    "rust-add": ["/root/.cargo/bin/cargo"],
+    "go-arch": ["/usr/local/go/bin/go"],
     "node": ["/root/.nvm/nvm.sh"],
     "python": [],
 }
@@ -109,6 +118,8 @@ def test_an_aider_polyglot_shaped_image_gets_its_toolchain_from_the_host(languag
     image = builder.build(tmp_path / "Dockerfile")
     assert image.stand_in.startswith("buildpack-deps:jammy")
     assert any(line.startswith("substituted: ") for line in image.substitutions) or language == "python", image.substitutions
+    if language == "rust-add":  # ADD of a URL the table meets: the file the stand-in gives, mode 0600 as the engine gives it
+        assert any(step.where.endswith(":2") and step.layer for step in image.steps)
     env = dict(image.env)
     out = sh(builder, image, f"export PATH='{env['PATH']}' NVM_DIR='{env.get('NVM_DIR', '')}'; {check}")
     assert expected in out, out
@@ -122,3 +133,21 @@ def test_a_tests_folder_the_image_made_a_dangling_link_is_still_where_the_grader
     dockerfile.write_text(dockerfile.read_text() + "RUN rm -rf /tests && ln -s /nowhere/tests /tests\n")
     frozen = freeze_task(harness, LoadedTask(load_task_dir(task_dir), None))
     assert frozen.problems == [] and frozen.contract is not None, frozen.problems
+
+
+def test_add_of_a_url_no_stand_in_meets_names_it(harness, tmp_path):
+    (tmp_path / "Dockerfile").write_text("FROM ubuntu:22.04\nADD https://example.org/data.tar.gz /opt/data/\n")
+    backend = harness.backend
+    builder = Builder(backend.bwrap, backend.workroot, backend.machine_lowers(), LayerStore(tmp_path / "cache"), backend.settings)
+    with pytest.raises(BuildError, match=r"Dockerfile:2: ADD https://example.org/data.tar.gz: a download over the network"):
+        builder.build(tmp_path / "Dockerfile")
+
+
+def test_only_downloads_no_stand_in_meets_keep_a_task_off_bwrap(tmp_path):
+    from pytest_termrl.sandbox.build.check import read_buildable
+
+    (tmp_path / "Dockerfile").write_text("FROM buildpack-deps:jammy\nADD https://sh.rustup.rs /tmp/rustup.sh\n"
+                                         "ADD https://example.org/blob.bin /opt/\nUSER 1000\n")
+    found = read_buildable(tmp_path / "Dockerfile")
+    assert found.blockers == (f"{tmp_path / 'Dockerfile'}:3: ADD https://example.org/blob.bin (a download over the network)",)
+    assert found.user == "1000" and found.bases == ("buildpack-deps:jammy",)
