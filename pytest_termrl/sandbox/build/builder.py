@@ -81,6 +81,7 @@ class Builder:
         self.folders = SandboxFolders(self.workroot, "sbx")
         """Step folders and staged files: in the work root (the range's root reaches them), removed with a killed run's."""
         self.store.hold()
+        self.store.remove_stale_scratch()
         self._reach = self.lowers.reach(self.store.layers)
 
     def staging(self) -> Path:

@@ -32,6 +32,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from ...errors import SandboxError
+from ..hostfs import pid_alive
 
 
 def default_store_root() -> Path:
@@ -97,6 +98,16 @@ class LayerStore:
             yield not self.has(key)
         finally:
             os.close(fd)
+
+    def remove_stale_scratch(self) -> list[str]:
+        """Remove what killed builds left in ``tmp/`` (layers never committed: their folders name a dead process)."""
+        removed = []
+        for path in (self.root / "tmp").iterdir():
+            pid = path.name.split("-", 1)[0]
+            if pid.isdigit() and not pid_alive(int(pid)):
+                shutil.rmtree(path, ignore_errors=True)
+                removed.append(path.name)
+        return removed
 
     def scratch(self) -> Path:
         """A new folder in ``tmp/`` on the store's filesystem, where a layer is assembled before :meth:`commit`."""

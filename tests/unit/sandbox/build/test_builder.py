@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -223,3 +224,33 @@ def test_env_values_from_variables_holding_spaces_stay_one_value(builder, tmp_pa
     env = dict(image.env)
     assert (env["A"], env["B"], env["C"], env["OLD_FORM"]) == ("two words", "unset", "x y", "value with spaces")
     assert dict(image.labels) == {"com.example.who": "two words"} and image.layers == ()
+
+
+def test_a_build_killed_mid_step_caches_nothing_and_the_next_run_clears_what_it_left(tmp_path):
+    (tmp_path / "Dockerfile").write_text("FROM ubuntu:22.04\nRUN echo kept > /kept\nRUN echo started && sleep 120\n")
+    cache = tmp_path / "cache"
+    build = subprocess.Popen([sys.executable, "-m", "pytest_termrl.sandbox.build", "--store", str(cache), "build", str(tmp_path)],
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    assert build.stdout is not None
+    for line in build.stdout:
+        if "Dockerfile:3: RUN echo started" in line:
+            break
+    time.sleep(1.0)
+    os.killpg(build.pid, signal.SIGKILL)
+    build.wait()
+    backend = BwrapBackend(SandboxSettings())
+    try:
+        left = sorted(backend.workroot.glob(f"sbx-{build.pid}-*"))
+        assert any("-build-" in path.name for path in left), left  # the killed step's folder, its upper's tmpfs in it
+        backend.cleanup_stale()
+        assert not any(path.exists() for path in left)
+        mounts = Path("/proc/self/mountinfo").read_text()
+        assert f"sbx-{build.pid}-" not in mounts
+    finally:
+        backend.close()
+    deadline = time.monotonic() + 10
+    while subprocess.run(["pgrep", "-f", "echo started && sleep 120"], capture_output=True).returncode == 0 and time.monotonic() < deadline:
+        time.sleep(0.2)  # bubblewrap dies with its parent; the step's processes go with it
+    assert subprocess.run(["pgrep", "-f", "echo started && sleep 120"], capture_output=True).returncode == 1
+    steps = [info.where.rsplit(":", 1)[1] for info in LayerStore(cache).listing()]
+    assert steps == ["2"], steps  # the finished step is kept, nothing of the killed one
