@@ -162,11 +162,15 @@ def load_harbor_task(task_dir: Path) -> Task:
         raise TaskFormatError(dockerfile, None, "missing: a Harbor task needs environment/Dockerfile or [environment] docker_image")
     if image and not is_generic_base(image):
         needs_docker.append(f"{toml_path}: [environment] docker_image = {image} (a prebuilt image)")
-    # Built by running it (whole machine, as Harbor runs it) unless the task uses what a whole-machine sandbox lacks here.
-    built = buildable is not None and not buildable.blockers and not config.steps and not config.artifacts and config.verifier_mode != "separate"
-    if built and buildable is not None:
+    # Over the whole machine, as Harbor runs it (the Dockerfile built by running it, or a generic prebuilt image the host
+    # stands in for), unless the task uses what a whole-machine sandbox lacks here.
+    machine_shaped = not config.steps and not config.artifacts and config.verifier_mode != "separate"
+    built = buildable is not None and not buildable.blockers and machine_shaped
+    generic = buildable is None and image is not None and is_generic_base(image) and machine_shaped
+    if built or generic:
         needs_docker = needs_docker + config.image_refusals
-        config.agent_user = config.agent_user or _agent_account(config.agent_user_named, dockerfile) or buildable.user or "root"
+        config.agent_user = (config.agent_user or _agent_account(config.agent_user_named, dockerfile if built else None)
+                             or (buildable.user if buildable is not None else "") or "root")
     else:
         if config.verifier_user is not None and config.agent_user is None:
             config.agent_user = "user"  # the grader as another user needs the whole machine; the agent stays uid 1000
@@ -251,12 +255,12 @@ def load_harbor_task(task_dir: Path) -> Task:
     )
 
 
-def _agent_account(named: str | None, dockerfile: Path) -> str | None:
+def _agent_account(named: str | None, dockerfile: Path | None) -> str | None:
     """The account ``[agent] user = "user" | "agent" | 1000`` names in a built image: 'agent' when the Dockerfile makes
     that account, else the machine's 'user' (uid 1000); None when the task names none."""
     if named is None:
         return None
-    if named == "agent" and re.search(r"\b(?:useradd|adduser)\b[^\n]*\bagent\b", read_text(dockerfile)):
+    if named == "agent" and dockerfile is not None and re.search(r"\b(?:useradd|adduser)\b[^\n]*\bagent\b", read_text(dockerfile)):
         return "agent"
     return "user"
 

@@ -143,3 +143,14 @@ def test_artifacts_of_a_whole_machine_task_are_refused_by_name(tmp_path):
     status, reasons = offline_status(load_task_dir(task_dir))
     assert status == "no"
     assert any(r.startswith("artifacts in a task that names a user") for r in reasons), reasons
+
+
+def test_a_generic_prebuilt_image_runs_as_root_over_the_whole_machine(tmp_path, harness):
+    task_dir = shutil.copytree(DATA / "hb-root-verifier", tmp_path / "hb-generic-image")
+    shutil.rmtree(task_dir / "environment")
+    toml = task_dir / "task.toml"
+    toml.write_text(toml.read_text().replace("[verifier]", '[environment]\ndocker_image = "ubuntu:24.04"\nworkdir = "/app"\n\n[verifier]'))
+    task = load_task_dir(task_dir)
+    assert task.user == "root" and task.whole_machine and task.backend == "bwrap" and task.image.dockerfile is None
+    reference, _, _ = harness.play_fresh(LoadedTask(task, None), ReferenceAgent(), "reference")
+    assert reference.verdict.complete, reference.failure_text()
