@@ -76,6 +76,9 @@ class LayerStore:
         self.root = Path(root) if root is not None else default_store_root()
         for name in ("layers", "images", "logs", "locks", "tmp"):
             (self.root / name).mkdir(parents=True, exist_ok=True)
+        # Layers hold files owned by the sandboxes' id range (setuid ones too): no other host user reaches them here;
+        # the sandboxes reach them through a read-only, nosuid bind (MachineLowers.reach).
+        os.chmod(self.root, 0o700)
         os.chmod(self.root / "layers", 0o755)
         self._use_fd: int | None = None
 

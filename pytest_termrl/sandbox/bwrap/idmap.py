@@ -28,7 +28,7 @@ _SYS_OPEN_TREE, _SYS_MOVE_MOUNT, _SYS_MOUNT_SETATTR = 428, 429, 442  # the same 
 _OPEN_TREE_CLONE, _OPEN_TREE_CLOEXEC = 1, 0o2000000
 _AT_EMPTY_PATH, _AT_FDCWD = 0x1000, -100
 _MOVE_MOUNT_F_EMPTY_PATH = 0x4
-_MOUNT_ATTR_RDONLY, _MOUNT_ATTR_NODEV, _MOUNT_ATTR_IDMAP = 0x1, 0x4, 0x100000
+_MOUNT_ATTR_RDONLY, _MOUNT_ATTR_NOSUID, _MOUNT_ATTR_NODEV, _MOUNT_ATTR_IDMAP = 0x1, 0x2, 0x4, 0x100000
 
 
 class _MountAttr(ctypes.Structure):
@@ -102,7 +102,7 @@ def _check(result: int, what: str) -> int:
     return result
 
 
-def idmapped_mount(source: str, target: Path, userns_fd: int | None) -> None:
+def idmapped_mount(source: str, target: Path, userns_fd: int | None, *, nosuid: bool = False) -> None:
     """Mount ``source`` (that folder alone, no submount) read-only at ``target``, its ids shown through the map.
 
     No submount comes along: what the host mounts below a system folder (an engine's data
@@ -113,7 +113,7 @@ def idmapped_mount(source: str, target: Path, userns_fd: int | None) -> None:
     fd = _check(libc.syscall(_SYS_OPEN_TREE, _AT_FDCWD, os.fsencode(source), _OPEN_TREE_CLONE | _OPEN_TREE_CLOEXEC),
                 f"open_tree({source})")
     try:
-        flags = _MOUNT_ATTR_RDONLY | _MOUNT_ATTR_NODEV | (_MOUNT_ATTR_IDMAP if userns_fd is not None else 0)
+        flags = _MOUNT_ATTR_RDONLY | _MOUNT_ATTR_NODEV | (_MOUNT_ATTR_IDMAP if userns_fd is not None else 0) | (_MOUNT_ATTR_NOSUID if nosuid else 0)
         attr = _MountAttr(flags, 0, 0, userns_fd or 0)
         _check(libc.syscall(_SYS_MOUNT_SETATTR, fd, b"", _AT_EMPTY_PATH, ctypes.byref(attr), ctypes.c_size_t(ctypes.sizeof(attr))),
                f"mount_setattr({source}, idmap)")

@@ -198,7 +198,7 @@ class MachineLowers:
         target = self.folder / f"store-{hashlib.sha256(str(folder.resolve()).encode()).hexdigest()[:12]}"
         if target not in self._mounted:
             target.mkdir(exist_ok=True)
-            idmapped_mount(str(folder), target, None)
+            idmapped_mount(str(folder), target, None, nosuid=True)  # a setuid file a step made is no way up for a host user
             self._mounted.append(target)
         return target
 

@@ -254,3 +254,10 @@ def test_a_build_killed_mid_step_caches_nothing_and_the_next_run_clears_what_it_
     assert subprocess.run(["pgrep", "-f", "echo started && sleep 120"], capture_output=True).returncode == 1
     steps = [info.where.rsplit(":", 1)[1] for info in LayerStore(cache).listing()]
     assert steps == ["2"], steps  # the finished step is kept, nothing of the killed one
+
+
+def test_the_cache_is_the_harness_users_alone_and_the_sandboxes_reach_it_read_only_and_nosuid(builder):
+    assert builder.store.root.stat().st_mode & 0o777 == 0o700
+    reach = str(builder.trees(["x"])[0].parent.parent)
+    options = [line.split(" ")[5] for line in Path("/proc/self/mountinfo").read_text().splitlines() if line.split(" ")[4] == reach]
+    assert options and {"ro", "nosuid", "nodev"} <= set(options[0].split(",")), options
