@@ -104,7 +104,7 @@ class Builder:
             image = run.build(target)
         except BuildError as exc:
             self._write_log(run, None, str(exc))
-            raise
+            raise BuildError(f"{exc}\n(every step of this build: {run.log_path})", exc.steps, exc.missing) from None
         self.store.save_image(image.key, image.to_json())
         self._write_log(run, image.key, None)
         return image

@@ -143,6 +143,8 @@ def test_a_failing_step_names_its_line_and_exit_code_and_caches_nothing_of_itsel
         builder.build(DATA / "toolfail" / "Dockerfile")
     message = str(caught.value)
     assert "toolfail/Dockerfile:3" in message and "exit code 3" in message and "about to fail" in message
+    log = Path(message.rsplit("(every step of this build: ", 1)[1].rstrip(")"))
+    assert "toolfail/Dockerfile:2: RUN echo first" in log.read_text() and "FAILED: " in log.read_text()
     made = [s for s in caught.value.steps if s.layer]
     assert len(made) == 1 and builder.store.has(made[0].layer)
     assert sum(1 for _ in builder.store.layers.iterdir()) == len(builder.store.listing()), "a failed step left a layer"
