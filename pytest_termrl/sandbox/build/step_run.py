@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,9 +18,9 @@ from ..base import SandboxSettings
 from ..hostfs import copy_tree
 from ..layout import CTL_INSIDE, IO_INSIDE
 from ..limits import ResourceLimits
-from ..standin_shims import BIN_INSIDE, LOG_NAME, SHIMS_INSIDE, shim_folder
+from ..standin_shims import LOG_NAME, SHIMS_INSIDE, shim_folder
 from ..bwrap.lowers import MachineLowers
-from ..bwrap.overlay import Account, LayerSlot, enter_as, layered_args, make_slot_folders, run_as, start_mapped
+from ..bwrap.overlay import Account, LayerSlot, enter_as, launch_layered, make_slot_folders
 from ..bwrap.spares import collect
 from ..bwrap.storage import UpperStorage
 
@@ -71,25 +70,18 @@ def run_step(bwrap: str, workroot: Path, folder: Path, lowers: MachineLowers, la
     slots = [LayerSlot(mount, below, *uppers[mount]) for mount, below in slots_spec]
     try:
         limits.setup()
-        info_r, info_w = os.pipe()
-        block_r, block_w = os.pipe()
         result_r, result_w = os.pipe()
-        args = layered_args(bwrap, slots, info_w, block_r)
-        for key, value in env.items():
-            args += ["--setenv", key, value]
-        args += ["--ro-bind", str(shim_folder(workroot)), SHIMS_INSIDE, "--bind", str(io), IO_INSIDE]
+        binds = ["--ro-bind", str(shim_folder(workroot)), SHIMS_INSIDE, "--bind", str(io), IO_INSIDE]
         if stage is not None:
-            args += ["--ro-bind", str(stage), STAGE_INSIDE]
-        args += ["--chdir", cwd, "--", *enter_as(account, groups), *argv]
+            binds += ["--ro-bind", str(stage), STAGE_INSIDE]
         try:
-            process = start_mapped(
-                limits.wrap(run_as(ids) + args), ids, info_r, block_w,
-                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                pass_fds=(info_w, block_r, result_w), start_new_session=True,
-            )
+            process = launch_layered(bwrap, ids, slots, env=env, binds=binds, cwd=cwd, prefix=enter_as(account, groups),
+                                     argv=argv, wrap=limits.wrap, pass_fds=(result_w,))
+        except BaseException:
+            os.close(result_r)
+            raise
         finally:
-            for fd in (info_w, block_r, result_w):
-                os.close(fd)
+            os.close(result_w)
         _, log, timed_out = collect(process, result_r, timeout_s)
         output = log.decode(errors="replace")
         if len(output) > OUTPUT_CAP:

@@ -35,7 +35,7 @@ from ..build.view import MergedView
 from .lowers import MachineLowers
 from .process_channel import ProcessChannel, agent_pids, agents_network
 from .storage import UpperStorage
-from .overlay import ROOT_PATH, Account, LayerSlot, enter_as, layered_args, make_slot_folders, run_as, start_mapped
+from .overlay import ROOT_PATH, Account, LayerSlot, enter_as, launch_layered, make_slot_folders
 
 
 HARNESS_MOUNTS = (CTL_INSIDE, IO_INSIDE, SHIMS_INSIDE)
@@ -210,28 +210,15 @@ class MachineSandbox(Sandbox):
     def _open_shell(self) -> ProcessChannel:
         self.installer_standins = True
         account = self.account
-        info_r, info_w = os.pipe()
-        block_r, block_w = os.pipe()
-        args = layered_args(self._bwrap, self.slots(), info_w, block_r)
         env = {**AGENT_ENV, "HOME": account.home, "USER": account.name, "LOGNAME": account.name}
         if account.uid == 0:
             env["PATH"] = ROOT_PATH
         if self.image is not None:  # the image's ENV, as an engine's exec gives it
             env.update({key: value for key, value in self.image.env if key not in ("HOME", "USER", "LOGNAME")})
-        for key, value in env.items():
-            args += ["--setenv", key, value]
-        args += ["--ro-bind", str(self._ctl), CTL_INSIDE, "--bind", str(self._io), IO_INSIDE]
-        args += _standins(self._workroot, account, env["PATH"])
-        args += ["--chdir", self._workdir, "--", *enter_as(account, self._groups), "bash", "--noprofile", "--norc"]
-        try:
-            process = start_mapped(
-                self._limits.wrap(run_as(self._ids) + args), self._ids, info_r, block_w,
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                pass_fds=(info_w, block_r), start_new_session=True,
-            )
-        finally:
-            os.close(info_w)
-            os.close(block_r)
+        binds = ["--ro-bind", str(self._ctl), CTL_INSIDE, "--bind", str(self._io), IO_INSIDE, *_standins(self._workroot, account, env["PATH"])]
+        process = launch_layered(self._bwrap, self._ids, self.slots(), env=env, binds=binds, cwd=self._workdir,
+                                 prefix=enter_as(account, self._groups), argv=["bash", "--noprofile", "--norc"],
+                                 wrap=self._limits.wrap, stdin=subprocess.PIPE)
         self._process = process
         return ProcessChannel(process)
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 from pathlib import Path
 
 from ..base import IsolatedRequest, IsolatedRun
@@ -18,7 +17,7 @@ from ..layout import AGENT_ENV
 from ..limits import ResourceLimits
 from ..hostfs import copy_tree
 from .idmap import IdRange, idmapped_mount, unmount
-from .overlay import ROOT_PATH, Account, LayerSlot, enter_as, layered_args, make_slot_folders, run_as, start_mapped
+from .overlay import ROOT_PATH, Account, LayerSlot, enter_as, launch_layered, make_slot_folders
 from .spares import collect
 
 
@@ -59,16 +58,13 @@ def run_layered(bwrap: str, folder: Path, request: IsolatedRequest) -> IsolatedR
             _mount_point(uppers, mount.sandbox_path, mount.host_path.is_dir(), ids.base)
         slots = [LayerSlot(mount, lowers, *uppers[mount]) for mount, lowers in root.slots]
         account = Account(root.uid, root.gid, root.user, root.home)
-        info_r, info_w = os.pipe()
-        block_r, block_w = os.pipe()
         secret_r, secret_w = os.pipe()
         result_r, result_w = os.pipe()
-        args = layered_args(bwrap, slots, info_w, block_r)
         env = {**AGENT_ENV, "HOME": root.home, "USER": root.user, "LOGNAME": root.user}
         if root.uid == 0:
             env["PATH"] = ROOT_PATH
-        for key, value in env.items():
-            args += ["--setenv", key, value]
+        env.update(TERMRL_SECRET_FD=str(secret_r), TERMRL_RESULT_FD=str(result_w))
+        binds: list[str] = []
         for index, mount in enumerate(request.mounts):  # reached through a folder of the run's: bubblewrap runs as the range's root
             reach = folder / f"mount-{index}"
             if mount.staged:
@@ -78,27 +74,19 @@ def run_layered(bwrap: str, folder: Path, request: IsolatedRequest) -> IsolatedR
                 reach.mkdir() if mount.host_path.is_dir() else reach.touch()
                 idmapped_mount(str(mount.host_path), reach, None)
                 bound.append(reach)
-            args += ["--ro-bind", str(reach), mount.sandbox_path]
-        args += ["--ro-bind", "/dev/null", "/etc/ld.so.preload"]
-        args += ["--setenv", "TERMRL_SECRET_FD", str(secret_r), "--setenv", "TERMRL_RESULT_FD", str(result_w)]
-        args += ["--chdir", request.cwd, "--", *enter_as(account), *request.argv]
-        command = run_as(ids) + args
-        if request.network is not None:  # the agent's network, to reach what it left running
-            command = ["nsenter", f"--net={request.network}", "--", *command]
-            command.remove("--unshare-net")
+            binds += ["--ro-bind", str(reach), mount.sandbox_path]
+        binds += ["--ro-bind", "/dev/null", "/etc/ld.so.preload"]
         try:
-            process = start_mapped(
-                limits.wrap(command), ids, info_r, block_w,
-                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                pass_fds=(info_w, block_r, secret_r, result_w), start_new_session=True,
-            )
+            process = launch_layered(bwrap, ids, slots, env=env, binds=binds, cwd=request.cwd, prefix=enter_as(account),
+                                     argv=list(request.argv), wrap=limits.wrap, pass_fds=(secret_r, result_w),
+                                     network=request.network)
         except BaseException:
             os.close(secret_w)
             os.close(result_r)
             raise
         finally:
-            for fd in (info_w, block_r, secret_r, result_w):
-                os.close(fd)
+            os.close(secret_r)
+            os.close(result_w)
         try:
             os.write(secret_w, request.secret)
         except BrokenPipeError:

@@ -13,6 +13,7 @@ import os
 import subprocess
 import time
 from dataclasses import dataclass
+from typing import Callable
 from pathlib import Path
 
 from ...errors import SandboxError
@@ -86,6 +87,38 @@ def enter_as(account: Account, groups: tuple[int, ...] = ()) -> list[str]:
     joined = ["--groups=" + ",".join(str(g) for g in groups)] if groups else ["--clear-groups"]
     return ["setpriv", f"--reuid={account.uid}", f"--regid={account.gid}", *joined,
             "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--"]
+
+
+def launch_layered(bwrap: str, ids: IdRange, slots: list[LayerSlot], *, env: dict[str, str], binds: list[str], cwd: str,
+                   prefix: list[str], argv: list[str], wrap: Callable[[list[str]], list[str]], pass_fds: tuple[int, ...] = (),
+                   network: str | None = None, stdin: int = subprocess.DEVNULL) -> subprocess.Popen:
+    """Start ``argv`` over the layered root ``slots``: bwrap as the range's root, the map written, then ``prefix`` (the
+    switch to the account) inside, in ``cwd``, with exactly ``env``; ``binds`` are bwrap's own mount options.
+
+    ``network``: a network namespace to join instead of a new one (the agent's, for a grader that reaches its servers).
+    The output is one pipe (stdout and stderr together); the caller closes its ends of ``pass_fds``.
+    """
+    info_r, info_w = os.pipe()
+    block_r, block_w = os.pipe()
+    try:
+        args = layered_args(bwrap, slots, info_w, block_r)
+        for key, value in env.items():
+            args += ["--setenv", key, value]
+        args += [*binds, "--chdir", cwd, "--", *prefix, *argv]
+        command = run_as(ids) + args
+        if network is not None:
+            command = ["nsenter", f"--net={network}", "--", *command]
+            command.remove("--unshare-net")
+    except BaseException:
+        for fd in (info_r, info_w, block_r, block_w):
+            os.close(fd)
+        raise
+    try:
+        return start_mapped(wrap(command), ids, info_r, block_w, stdin=stdin, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, pass_fds=(info_w, block_r, *pass_fds), start_new_session=True)
+    finally:
+        os.close(info_w)
+        os.close(block_r)
 
 
 def start_mapped(command: list[str], ids: IdRange, info_r: int, block_w: int, **popen: object) -> subprocess.Popen:
