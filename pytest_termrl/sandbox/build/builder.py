@@ -21,9 +21,7 @@ from __future__ import annotations
 import json
 import os
 import re
-import shlex
 import shutil
-import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -40,6 +38,7 @@ from .check import IGNORED_RUN_MOUNTS, PLATFORM_ARGS
 from .failure import failure_message, missing_packages
 from .archive import add_archive, is_archive
 from .context import BuildContext, is_remote
+from .copy_step import FROM_TAR, UNPACK_ARGV, download_argv, from_stage_argv, stage_tar, unpack_from, write_inline
 from .copying import copy_into
 from .ownership import Owner, SymbolicMode, parse_chmod, parse_chown
 from .parser import Dockerfile, Instruction, from_parts, parse
@@ -347,7 +346,7 @@ class _Run:
                     raise TaskFormatError(ins.where(), keyword, f"no heredoc named {name}")
                 body = expand_heredoc(doc.body, scope) if doc.expand else doc.body
                 target = str(PurePosixPath(dest_abs) / name) if dest.endswith("/") or len(sources) > 1 else dest_abs.rstrip("/")
-                self._write_inline(tree, target, body.encode(), owner, mode)
+                write_inline(tree, target, body.encode(), owner, mode)
                 digest_parts.append(["heredoc", target, body])
             context = self.context
             if plain and from_ref is not None:
@@ -381,14 +380,8 @@ class _Run:
                 self._cached(stage, ins, key)
                 return
             archive = staging / "stage"
-            archive.mkdir(mode=0o755)
-            made = subprocess.run(["tar", "-C", str(tree), "--numeric-owner", "-cpf", str(archive / "layer.tar"), "."],
-                                  capture_output=True, text=True)
-            if made.returncode != 0:
-                raise SandboxError(f"{ins.where()}: staging the files of {keyword} failed: {made.stderr.strip()[:300]}")
-            os.chmod(archive / "layer.tar", 0o644)
-            argv = ["tar", "-C", "/", "-xpf", f"{STAGE_INSIDE}/layer.tar", "--numeric-owner", "--same-owner",
-                    "--no-overwrite-dir", "--keep-directory-symlink"]
+            stage_tar(tree, archive, ins.where())
+            argv = list(UNPACK_ARGV)
             self._layer(stage, ins, key, argv, ImageUser(0, 0, "root", "/root"), {"PATH": DEFAULT_PATH}, archive, cwd="/")
         finally:
             shutil.rmtree(staging, ignore_errors=True)
@@ -404,21 +397,9 @@ class _Run:
             raise BuildError(f"{ins.where()}: ADD {url}: a download over the network, which the build does not have "
                              "(no offline stand-in meets this URL)")
         target = (dest if dest.startswith("/") else str(PurePosixPath(stage.workdir) / dest)) + ("/" if dest.endswith("/") else "")
-        chmod = f"{mode:o}" if isinstance(mode, int) else str(mode) if mode is not None else "600"
-        uid, gid = (owner.uid, owner.gid) if owner is not None else (0, 0)
-        script = ('set -e; d="$1"; case "$d" in */) d="$d${2##*/}";; esac; mkdir -p "$(dirname "$d")"; '
-                  'curl -fsSL -o "$d" "$2"; chmod "$3" "$d"; chown "$4" "$d"')
-        argv = ["/bin/sh", "-c", script, "add", target, url, chmod, f"{uid}:{gid}"]
-        key = layer_key(stage.parent, "ADD-URL", url, target, chmod, uid, gid)
+        argv = download_argv(url, target, mode, owner)
+        key = layer_key(stage.parent, "ADD-URL", url, target, argv[-2:])
         self._layer(stage, ins, key, argv, ImageUser(0, 0, "root", "/root"), {"PATH": DEFAULT_PATH}, None, cwd="/")
-
-    def _write_inline(self, tree: Path, target: str, data: bytes, owner: Owner | None, mode: int | SymbolicMode | None) -> None:
-        path = tree / target.lstrip("/")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(data)
-        os.chmod(path, mode.apply(0o644, False) if isinstance(mode, SymbolicMode) else mode if mode is not None else 0o644)
-        if owner is not None:
-            os.chown(path, owner.uid, owner.gid)
 
     def _source_stage(self, ins: Instruction, ref: str) -> Stage:
         index = self.names.get(ref.lower(), int(ref) if ref.isdigit() else None)
@@ -430,24 +411,16 @@ class _Run:
 
     def _from_context(self, ins: Instruction, source_stage: Stage, sources: list[str], staging: Path) -> BuildContext:
         """The files ``COPY --from=<stage>`` names, taken out of that stage's image into a folder read as a context."""
-        ref = ins.flag("from")
-        out = staging / "from"
-        out.mkdir(mode=0o755)
-        io = staging / "from-io"
-        io.mkdir(mode=0o755)
-        patterns = " ".join(_glob_word(s.lstrip("/") or ".") for s in sources)
-        argv = ["/bin/sh", "-c", f"cd / && exec tar --numeric-owner -cpf /run/termrl-out/from.tar -- {patterns}"]
         folder = self.b.folders.new("build")
         result, storage = run_step(self.b.bwrap, self.b.workroot, folder, self.b.lowers, self.b.trees(source_stage.layers),
-                                   argv=argv, account=Account(0, 0, "root", "/root"), groups=(), cwd="/",
+                                   argv=from_stage_argv(sources), account=Account(0, 0, "root", "/root"), groups=(), cwd="/",
                                    env={"PATH": DEFAULT_PATH}, settings=self.b.settings, timeout_s=self._left(ins))
+        out = staging / "from"
         try:
             if result.exit_code != 0:
-                raise BuildError(f"{ins.where()}: {ins.keyword} --from={ref}: {' '.join(sources)} not found in that stage: {result.output.strip()[-300:]}")
-            made = subprocess.run(["tar", "-C", str(out), "--numeric-owner", "--same-owner", "-xpf", str(folder / "io" / "from.tar")],
-                                  capture_output=True, text=True)
-            if made.returncode != 0:
-                raise SandboxError(f"{ins.where()}: reading the files of --from={ref} failed: {made.stderr.strip()[:300]}")
+                raise BuildError(f"{ins.where()}: {ins.keyword} --from={ins.flag('from')}: {' '.join(sources)} not found in that stage: "
+                                 f"{result.output.strip()[-300:]}")
+            unpack_from(folder / "io" / Path(FROM_TAR).name, out, ins.where())
         finally:
             storage.release()
             shutil.rmtree(folder, ignore_errors=True)
@@ -544,11 +517,6 @@ class _Run:
             notes=tuple(final.notes),
             steps=tuple(self.steps),
         )
-
-
-def _glob_word(path: str) -> str:
-    """A source path for the shell inside: its wildcards left to the shell, everything else quoted."""
-    return "".join(c if c in "*?[]" else shlex.quote(c) if not re.match(r"[\w./@+,-]", c) else c for c in path)
 
 
 def _short(ins: Instruction) -> str:
