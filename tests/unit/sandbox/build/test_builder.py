@@ -263,3 +263,10 @@ def test_the_cache_is_the_harness_users_alone_and_the_sandboxes_reach_it_read_on
     reach = str(builder.trees(["x"])[0].parent.parent)
     options = [line.split(" ")[5] for line in Path("/proc/self/mountinfo").read_text().splitlines() if line.split(" ")[4] == reach]
     assert options and {"ro", "nosuid", "nodev"} <= set(options[0].split(",")), options
+
+
+def test_a_step_ends_with_its_command_even_when_it_leaves_processes_behind(builder, tmp_path):
+    (tmp_path / "Dockerfile").write_text("FROM ubuntu:22.04\nRUN (sleep 1000 &) ; nohup sleep 900 & echo started\nRUN echo next > /next\n")
+    started = time.monotonic()
+    image = builder.build(tmp_path / "Dockerfile", timeout_s=120)
+    assert len(image.layers) == 2 and time.monotonic() - started < 60  # as the engine's container ends, the step's processes go
