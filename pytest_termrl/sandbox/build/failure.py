@@ -21,8 +21,22 @@ _NOT_FOUND = re.compile(r"(?:^|\s)(?:/bin/sh: \d+: |bash: (?:line \d+: )?)?(?P<c
 _APT_TOOLS = {"apt-get", "apt", "add-apt-repository", "curl", "wget", "rustup", "nvm"}
 
 
+_DEBIAN_NAME = re.compile(r"^[a-z0-9][a-z0-9.+-]{0,100}$")
+_PYPI_NAME = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]{0,100}[A-Za-z0-9])?$")
+"""What a package's name may be: the log is written inside the step, so nothing else reaches a command line printed for the host."""
+
+
 def missing_packages(standin_lines: tuple[str, ...] | list[str], output: str) -> list[tuple[str, str]]:
-    """(manager, package) pairs, 'apt' or 'pip', that the host lacks for this step, in the order they were met."""
+    """(manager, package) pairs, 'apt' or 'pip', that the host lacks for this step, in the order they were met.
+
+    Names that are not a valid Debian or PyPI name are dropped: the step itself could have
+    written anything into the stand-ins' log.
+    """
+    return [(manager, name) for manager, name in _found(standin_lines, output)
+            if (_DEBIAN_NAME if manager == "apt" else _PYPI_NAME).match(name)]
+
+
+def _found(standin_lines: tuple[str, ...] | list[str], output: str) -> list[tuple[str, str]]:
     found: list[tuple[str, str]] = []
     for line in standin_lines:
         match = _STANDIN_REFUSAL.match(line)

