@@ -18,7 +18,6 @@ raises :class:`BuildError` naming its line, its exit code and its last output.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shutil
@@ -26,7 +25,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from ...errors import SandboxError, TaskFormatError
+from ...errors import TaskFormatError
 from ...standins.inside import tools as standin_tools
 from ..base import SandboxSettings
 from ..bwrap.lowers import MachineLowers
@@ -34,8 +33,8 @@ from ..bwrap.overlay import Account
 from ..layout import SandboxFolders
 from .accounts import ImageUser, resolve_user
 from .bases import host_identity, stand_in
-from .check import IGNORED_RUN_MOUNTS, PLATFORM_ARGS
-from .failure import failure_message, missing_packages
+from .check import PLATFORM_ARGS
+from .failure import BuildError, failure_message, missing_packages
 from .archive import add_archive, is_archive
 from .context import BuildContext, is_remote
 from .copy_step import FROM_TAR, UNPACK_ARGV, download_argv, from_stage_argv, stage_tar, unpack_from, write_inline
@@ -43,25 +42,16 @@ from .copying import copy_into
 from .ownership import Owner, SymbolicMode, parse_chmod, parse_chown
 from .parser import Dockerfile, Instruction, from_parts, parse
 from .shell_words import expand_heredoc
-from .stage import CONFIG_KEYWORDS, Stage, configure, declare_args, expand_all, expand_one, next_workdir
+from .stage import CONFIG_KEYWORDS, Stage, configure, declare_args, expand_all, expand_one, needed_stages, next_workdir, split_stages
 from .record import BuiltImage, StepLog
-from .step_run import STAGE_INSIDE, assemble, run_step
+from .run_form import HEREDOC_SCRIPT, run_command
+from .step_run import assemble, run_step
 from .store import LayerInfo, LayerStore, layer_key, tree_bytes
 from .view import MergedView
 
 DEFAULT_BUILD_TIMEOUT_S = 600.0
 """A build's time when the task names none (Harbor's ``build_timeout_sec`` default)."""
 DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-
-
-class BuildError(SandboxError):
-    """A step of the build failed; the message names the Dockerfile's line, the exit code and the last output."""
-
-    def __init__(self, message: str, steps: tuple[StepLog, ...] = (), missing: list[tuple[str, str]] | None = None) -> None:
-        super().__init__(message)
-        self.steps = steps
-        self.missing = list(missing or [])
-        """(manager, package) the host lacks for the failed step: 'apt' (a Debian package) or 'pip' (a PyPI name)."""
 
 
 @dataclass
@@ -138,25 +128,8 @@ class _Run:
         self.log_path: Path | None = None
 
     # -- stages -------------------------------------------------------------------------
-    def _split(self) -> tuple[list[Instruction], list[list[Instruction]]]:
-        """(the global instructions before the first FROM, each stage's instructions starting with its FROM)."""
-        head: list[Instruction] = []
-        stages: list[list[Instruction]] = []
-        for instruction in self.parsed.instructions:
-            if instruction.keyword == "FROM":
-                stages.append([instruction])
-            elif stages:
-                stages[-1].append(instruction)
-            elif instruction.keyword == "ARG":
-                head.append(instruction)
-            else:
-                raise TaskFormatError(instruction.where(), instruction.keyword, "expected FROM before any instruction but ARG")
-        if not stages:
-            raise TaskFormatError(self.parsed.source, "FROM", "expected a FROM line")
-        return head, stages
-
     def build(self, target: str | None) -> BuiltImage:
-        head, stages = self._split()
+        head, stages = split_stages(self.parsed)
         global_args = dict(PLATFORM_ARGS)
         for instruction in head:
             declare_args(instruction, global_args, global_args, self.build_args, global_args)
@@ -175,35 +148,13 @@ class _Run:
                 raise TaskFormatError(self.parsed.source, "target", f"no stage named {target!r} (stages: {', '.join(names) or 'none named'})")
             last = names[target.lower()]
         self.names = names
-        needed = self._needed(stages, plans, names, last)
+        needed = needed_stages(stages, plans, names, last, self.global_args)
         built: dict[int, Stage] = {}
         for index in sorted(needed):
             built[index] = self._stage(index, stages[index], plans[index], built)
             self.stages.append(built[index])
         final = built[last]
         return self._image(final)
-
-    def _needed(self, stages: list[list[Instruction]], plans: list[tuple[str, str | None]], names: dict[str, int], last: int) -> set[int]:
-        """The stages the target depends on (FROM a stage, COPY --from a stage), itself included."""
-        needed: set[int] = set()
-        todo = [last]
-        while todo:
-            index = todo.pop()
-            if index in needed:
-                continue
-            needed.add(index)
-            image = plans[index][0].lower()
-            if image in names and names[image] < index:
-                todo.append(names[image])
-            for instruction in stages[index][1:]:
-                source = instruction.flag("from") if instruction.keyword in ("COPY", "ADD") else None
-                if source is not None:
-                    ref = expand_one(instruction, source, self.global_args).lower()
-                    if ref in names:
-                        todo.append(names[ref])
-                    elif ref.isdigit() and int(ref) < index:
-                        todo.append(int(ref))
-        return needed
 
     def _stage(self, index: int, instructions: list[Instruction], plan: tuple[str, str | None], built: dict[int, Stage]) -> Stage:
         image, name = plan
@@ -249,33 +200,8 @@ class _Run:
         return MergedView(self.b.trees(stage.layers), self.b.lowers.base, {m: lows[-1] for m, lows in self.b.lowers.slots.items()})
 
     def _run(self, stage: Stage, ins: Instruction) -> None:
-        network = ins.flag("network")
-        if network not in (None, "none", "default"):
-            raise BuildError(f"{ins.where()}: RUN --network={network}: the build has no network")
-        for flag in ins.flags:
-            name = flag[2:].partition("=")[0]
-            if name == "mount":
-                kind = dict(p.partition("=")[::2] for p in flag.partition("=")[2].split(",")).get("type", "bind")
-                if kind not in IGNORED_RUN_MOUNTS:
-                    raise BuildError(f"{ins.where()}: RUN {flag}: a {kind} mount the builder does not provide")
-                stage.notes.append(f"{ins.where()}: RUN {flag} run without its {kind} mount")
-            elif name not in ("network", "security"):
-                raise BuildError(f"{ins.where()}: RUN {flag}: a flag the builder does not know")
-        script: str | None = None
-        if ins.json is not None:
-            argv = list(ins.json)
-        elif ins.heredocs and re.fullmatch(r"\s*\d*<<-?\s*[\"']?\w[\w.-]*[\"']?\s*", ins.args):
-            body = ins.heredocs[0].body
-            if body.startswith("#!"):  # run as a file, by its own interpreter, as the engine does
-                script = body
-                argv = [f"{STAGE_INSIDE}/heredoc-script"]
-            else:
-                argv = [*stage.shell, body]
-        else:
-            text = ins.args
-            if ins.heredocs:
-                text += "\n" + "".join(f"{doc.body}{doc.name}\n" for doc in ins.heredocs)
-            argv = [*stage.shell, text]
+        argv, script, notes = run_command(ins, stage.shell)
+        stage.notes += notes
         user = self._user(stage, ins)
         env = self._run_env(stage, user)
         key = layer_key(stage.parent, "RUN", argv, script, sorted(env.items()), stage.user, stage.workdir)
@@ -284,8 +210,8 @@ class _Run:
             return
         staging = self.b.staging()
         try:
-            (staging / "heredoc-script").write_text(script)
-            os.chmod(staging / "heredoc-script", 0o755)
+            (staging / HEREDOC_SCRIPT).write_text(script)
+            os.chmod(staging / HEREDOC_SCRIPT, 0o755)
             self._layer(stage, ins, key, argv, user, env, staging)
         finally:
             shutil.rmtree(staging, ignore_errors=True)
@@ -522,7 +448,3 @@ class _Run:
 def _short(ins: Instruction) -> str:
     text = " ".join([ins.keyword, *ins.flags, ins.args]).replace("\n", " ")
     return text if len(text) <= 100 else text[:97] + "..."
-
-
-def image_json(image: BuiltImage) -> str:
-    return json.dumps(image.to_json(), indent=1)

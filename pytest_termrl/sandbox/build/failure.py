@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import re
 
+from ...errors import SandboxError
 from ...tasks.importers.toolchains import TOOLCHAINS
+from .record import StepLog
 
 OUTPUT_TAIL_LINES = 25
 _STANDIN_REFUSAL = re.compile(r"^(?P<tool>[\w.+-]+)(?: [\w-]+)*: refused: (?P<why>.*)$")
@@ -69,3 +71,13 @@ def failure_message(where: str, step: str, exit_code: int | None, output: str, *
     else:
         why = f"failed with exit code {exit_code}"
     return f"{where}: {step} {why}; its last output:\n{tail}" if tail else f"{where}: {step} {why} (no output)"
+
+
+class BuildError(SandboxError):
+    """A step of the build failed; the message names the Dockerfile's line, the exit code and the last output."""
+
+    def __init__(self, message: str, steps: tuple[StepLog, ...] = (), missing: list[tuple[str, str]] | None = None) -> None:
+        super().__init__(message)
+        self.steps = steps
+        self.missing = list(missing or [])
+        """(manager, package) the host lacks for the failed step: 'apt' (a Debian package) or 'pip' (a PyPI name)."""

@@ -16,7 +16,7 @@ from pathlib import PurePosixPath
 
 from ...errors import TaskFormatError
 from .arguments import split_words
-from .parser import Instruction
+from .parser import Dockerfile, Instruction
 from .shell_words import expand, expand_words
 
 CONFIG_KEYWORDS = frozenset({"ARG", "ENV", "LABEL", "USER", "SHELL", "CMD", "ENTRYPOINT", "EXPOSE", "VOLUME", "STOPSIGNAL",
@@ -145,3 +145,45 @@ def next_workdir(stage: Stage, ins: Instruction) -> str:
     if not path:
         raise TaskFormatError(ins.where(), "WORKDIR", "expected a folder")
     return os.path.normpath(path if path.startswith("/") else str(PurePosixPath(stage.workdir) / path))
+
+
+def split_stages(parsed: Dockerfile) -> tuple[list[Instruction], list[list[Instruction]]]:
+    """(the global ARGs before the first FROM, each stage's instructions starting with its FROM)."""
+    head: list[Instruction] = []
+    stages: list[list[Instruction]] = []
+    for instruction in parsed.instructions:
+        if instruction.keyword == "FROM":
+            stages.append([instruction])
+        elif stages:
+            stages[-1].append(instruction)
+        elif instruction.keyword == "ARG":
+            head.append(instruction)
+        else:
+            raise TaskFormatError(instruction.where(), instruction.keyword, "expected FROM before any instruction but ARG")
+    if not stages:
+        raise TaskFormatError(parsed.source, "FROM", "expected a FROM line")
+    return head, stages
+
+
+def needed_stages(stages: list[list[Instruction]], plans: list[tuple[str, str | None]], names: dict[str, int], last: int,
+                  global_args: dict[str, str]) -> set[int]:
+    """The stages the target (``last``) depends on, itself included: FROM a stage, COPY --from a stage (by name or index)."""
+    needed: set[int] = set()
+    todo = [last]
+    while todo:
+        index = todo.pop()
+        if index in needed:
+            continue
+        needed.add(index)
+        image = plans[index][0].lower()
+        if image in names and names[image] < index:
+            todo.append(names[image])
+        for instruction in stages[index][1:]:
+            source = instruction.flag("from") if instruction.keyword in ("COPY", "ADD") else None
+            if source is not None:
+                ref = expand_one(instruction, source, global_args).lower()
+                if ref in names:
+                    todo.append(names[ref])
+                elif ref.isdigit() and int(ref) < index:
+                    todo.append(int(ref))
+    return needed
