@@ -396,7 +396,7 @@ class ChatServer:
 
             def log_message(self, fmt: str, *args: Any) -> None:
                 if server.log:
-                    print(f"chat_server: {fmt % args}", flush=True)
+                    _say(f"chat_server: {fmt % args}")
 
             def _send(self, status: int, payload: dict) -> None:
                 data = json.dumps(payload).encode()
@@ -431,10 +431,20 @@ class ChatServer:
                     number = next(server._counter)
                 status, payload = server.policy.respond(body, number)
                 if server.log:
-                    print(f"chat_server: request {number} -> {status}", flush=True)
+                    _say(f"chat_server: request {number} -> {status}")
                 self._send(status, payload)
 
         return Handler
+
+
+_SAY_LOCK = threading.Lock()
+
+
+def _say(line: str) -> None:
+    """One whole line per write: handler threads printing at once must not splice lines."""
+    with _SAY_LOCK:
+        sys.stdout.write(line + "\n")
+        sys.stdout.flush()
 
 
 def main(argv: list[str] | None = None) -> int:
