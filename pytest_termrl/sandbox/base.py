@@ -33,6 +33,29 @@ class CommandResult:
 
 
 @dataclass(frozen=True)
+class KeystrokeBatch:
+    """Keys for the terminal session, as tmux names them, and how long to wait for the screen.
+
+    Each key is one tmux ``send-keys`` argument: a whole argument that is a key name
+    (``Enter``, ``C-c``, ``C-d``, ``Escape``, ``Up``, ``Tab``, ``F1``...) is that key; any other
+    is typed as text, a newline in it pressing Enter as in a terminal.
+    """
+
+    keys: tuple[str, ...]
+    max_wait_s: float = 1.0
+    """The longest wait for the screen after the last key (a recorded call's ``duration``)."""
+    settle: bool = True
+    """End the wait early when the shell's prompt is back or the screen has been quiet a moment;
+    False: wait the whole ``max_wait_s``."""
+
+    def text(self) -> str:
+        """One line for transcripts and the oracle's findings: text as typed, key names in angle brackets."""
+        from .keys import describe  # noqa: PLC0415 - the key table is the terminal's
+
+        return describe(self.keys)
+
+
+@dataclass(frozen=True)
 class IsolatedRun:
     """What a one-shot trusted process (the verifier) sent back."""
 
@@ -151,6 +174,18 @@ class Sandbox(ABC):
     @abstractmethod
     def run(self, command: str, timeout_s: float | None = None) -> CommandResult:
         """Run one command in the persistent shell; never raises for anything the command does."""
+
+    has_terminal: bool = False
+    """Whether :meth:`send_keys` works here: a terminal session on a pseudo-terminal inside the sandbox."""
+
+    def send_keys(self, batch: KeystrokeBatch) -> CommandResult:
+        """Type ``batch`` into the sandbox's terminal session (started on first use) and return the screen.
+
+        The output is the lines that scrolled off since the last look, then the screen; the exit
+        code is None (a terminal has none), ``timed_out`` says the wait ran to ``max_wait_s``
+        while output was still coming. Never raises for anything typed.
+        """
+        raise NotImplementedError(f"the {self.backend_name} sandbox has no terminal session")
 
     @abstractmethod
     def stop_processes(self) -> None:
