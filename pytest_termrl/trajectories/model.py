@@ -107,7 +107,7 @@ class RecordedTrial:
 
     - a Harbor trial's ``verifier_result.rewards["reward"]`` if present, else the single value of
       ``rewards`` when it holds one, else None (several rewards and none named ``reward``);
-      ``verifier/reward.txt`` stands in when result.json has no rewards;
+      ``verifier/reward.txt`` (or ``reward.json``) stands in when result.json has no rewards;
     - an episode log's 1.0 if the episode was a safe success, else 0.0 (its ``reward`` field
       is this project's shaped reward, kept in ``rewards["reward"]``);
     - None for a lone ATIF file (it records no grading).
