@@ -24,11 +24,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol, Sequence
 
-from .agents.base import Agent, AgentContext, EpisodeLimits, Observation
+from .agents.base import Agent, AgentContext, EpisodeLimits, Observation, Turn
 from .faults import CLEAN
 from .report.failure import failure_text
 from .report.record import EndReason, EpisodeRecord, episode_id
-from .sandbox.base import CommandResult, Sandbox, SandboxBackend
+from .sandbox.base import CommandResult, KeystrokeBatch, Sandbox, SandboxBackend
 from .settings import EpisodeSettings
 from .tasks.model import Task
 from .verifier.steps import StepResult, below_min_reward, combine, grade_step
@@ -71,15 +71,18 @@ class EpisodeMonitor(Protocol):
 @dataclass
 class CommandRecord:
     command: str
+    """The command as run; for a keystroke batch, its readable line (:meth:`KeystrokeBatch.text`)."""
     exit_code: int | None
     timed_out: bool
     shell_restarted: bool
     output_truncated: bool
     duration_s: float
     output: str
+    keys: KeystrokeBatch | None = None
+    """Set when this was keys typed into the terminal session, not a command in the shell."""
 
     def to_dict(self) -> dict:
-        return {
+        out: dict = {
             "command": self.command,
             "exit_code": self.exit_code,
             "timed_out": self.timed_out,
@@ -87,6 +90,10 @@ class CommandRecord:
             "output_truncated": self.output_truncated,
             "duration_s": round(self.duration_s, 4),
         }
+        if self.keys is not None:
+            out["keys"] = list(self.keys.keys)
+            out["wait_s"] = self.keys.max_wait_s
+        return out
 
 
 @dataclass
@@ -245,7 +252,7 @@ class Episode:
                 turn = self.agent.next_turn(observation)
                 used = len(self.commands) - first
                 out_of_time = time.monotonic() - started > limits.wall_clock_s
-                if turn.command is None:
+                if turn.command is None and turn.keys is None:
                     return (EndReason.TIMEOUT if out_of_time else turn.end_reason or EndReason.NO_TOOL_CALL), turn.error
                 if limits.max_commands is not None and used >= limits.max_commands:
                     return EndReason.BUDGET_EXHAUSTED, None
@@ -253,33 +260,48 @@ class Episode:
                     return EndReason.TOOL_CALL_LIMIT, None
                 if out_of_time:
                     return EndReason.TIMEOUT, None
-                result = self.sandbox.run(turn.command, self.settings.command_timeout_s)
+                command, result, note = self._carry_out(turn)
                 self.commands.append(
                     CommandRecord(
-                        turn.command,
+                        command,
                         result.exit_code,
                         result.timed_out,
                         result.shell_restarted,
                         result.output_truncated,
                         result.duration_s,
                         result.output,
+                        turn.keys if turn.command is None else None,
                     )
                 )
                 for monitor in self.monitors:
-                    monitor.after_command(len(self.commands), turn.command, result)
+                    monitor.after_command(len(self.commands), command, result)
                 if self.sandbox.storage_exhausted():  # the upper layers are full: the machine cannot be worked on
                     return EndReason.STORAGE_LIMIT, None
                 left = None if limits.max_commands is None else limits.max_commands - (len(self.commands) - first)
+                if left == 0:
+                    note = "; ".join(filter(None, [note, "command budget exhausted: further calls will not run"]))
                 observation = Observation(
                     output=result.output,
                     exit_code=result.exit_code,
                     timed_out=result.timed_out,
                     shell_restarted=result.shell_restarted,
                     commands_left=left,
-                    note="command budget exhausted: further calls will not run" if left == 0 else "",
+                    note=note,
+                    terminal=turn.command is None,
                 )
         except Exception as exc:  # noqa: BLE001 - a crash of the agent or shell is a harness error
             return EndReason.HARNESS_ERROR, f"{type(exc).__name__}: {exc}"
+
+    def _carry_out(self, turn: Turn) -> tuple[str, CommandResult, str]:
+        """Run the turn's command in the shell, or type its keys into the terminal session: (its line, result, a note)."""
+        if turn.command is not None:
+            return turn.command, self.sandbox.run(turn.command, self.settings.command_timeout_s), ""
+        assert turn.keys is not None
+        batch = replace(turn.keys, max_wait_s=min(turn.keys.max_wait_s, self.settings.command_timeout_s))
+        if not self.sandbox.has_terminal:
+            note = f"keys not typed: the {self.sandbox.backend_name} sandbox has no terminal session; use the bash tool"
+            return batch.text(), CommandResult(output="", exit_code=None), note
+        return batch.text(), self.sandbox.send_keys(batch), ""
 
     def stop(self) -> None:
         """End the agent's processes, then let every monitor take its last look."""
@@ -289,7 +311,7 @@ class Episode:
 
     def outcome(self) -> EpisodeOutcome:
         """What the episode came to: the verdict, the monitors' findings and all it gathered."""
-        monitor_fields: dict = {}
+        monitor_fields: dict = dict(self.agent.record_fields())
         for monitor in self.monitors:
             monitor_fields.update(monitor.record())
         return EpisodeOutcome(

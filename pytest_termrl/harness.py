@@ -7,7 +7,7 @@ the same way whether pytest or a trainer asked for it.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Callable, NamedTuple, Sequence
+from typing import TYPE_CHECKING, Callable, NamedTuple, Sequence
 
 from .agents.base import Agent, AgentContext, EpisodeLimits
 from .agents.builtin import load_predictions
@@ -15,12 +15,17 @@ from .episode import EpisodeMonitor, EpisodeOutcome, EpisodeSettings, EpisodeSpe
 from .faults import CLEAN, FAMILIES, FaultError, FaultMonitor, FaultState
 from .oracle.decoys import plant_decoys
 from .oracle.monitor import CollateralMonitor
+from .oracle.inferred import home_relative, inferred_permissions
 from .oracle.policy import Permission, Policy, rooted
 from .oracle.record_monitor import RecordMonitor
 from .sandbox.base import Sandbox, SandboxBackend, SandboxSettings, make_backend
 from .sandbox.layout import default_workroot
 from .settings import COMMAND_TIMEOUT_S, OUTPUT_CAP_CHARS, TEST_TIMEOUT_S, TermrlOptions
+from .tasks.model import Task
 from .tasks.suite import LoadedTask
+
+if TYPE_CHECKING:
+    from .trajectories.model import RecordedTrial
 
 
 Oracle = CollateralMonitor | RecordMonitor
@@ -35,6 +40,8 @@ class Harness:
     """System prompt text by prompt name."""
     predictions: dict[str, str] = field(default_factory=dict)
     salt: str = ""
+    recorded: "dict[str, list[RecordedTrial]]" = field(default_factory=dict)
+    """Recorded trials by the task name they were recorded for, in folder order (the replay agent's)."""
 
     @classmethod
     def from_options(
@@ -61,6 +68,7 @@ class Harness:
             prompts=options.prompt_texts,
             predictions=load_predictions(options.predictions) if options.predictions else {},
             salt=options.salt,
+            recorded=_recorded(options),
         )
 
     def new_sandbox(self, loaded: LoadedTask, label: str) -> Sandbox:
@@ -87,16 +95,20 @@ class Harness:
         s = sandbox.settings
         return FAMILIES[family].inject(sandbox.home, target, s.agent_uid, s.agent_gid, salt=self.salt)
 
-    def watch(self, loaded: LoadedTask, sandbox: Sandbox, fault: FaultState | None = None) -> Oracle:
+    def watch(self, loaded: LoadedTask, sandbox: Sandbox, fault: FaultState | None = None, *, inferred: bool = False) -> Oracle:
         """Plant the task's decoys, take the baseline manifest and start the collateral oracle.
 
         Called after any fault was injected, so the fault's own changes are in the baseline,
-        and repairing them is permitted.
+        and repairing them is permitted. ``inferred``: a task with no contract is judged by
+        the policy :mod:`.oracle.inferred` reads from the task (else nothing is permitted).
         """
         task = loaded.task
         permitted = loaded.contract.permitted if loaded.contract is not None else ()
         permissions = [*(Permission.from_dict(p) for p in permitted), *(fault.permissions() if fault else ())]
         record = sandbox.change_record()
+        if inferred and loaded.contract is None:
+            guessed = inferred_permissions(task)
+            permissions += guessed if record is not None else home_relative(guessed, task.workdir)
         if record is not None:  # the whole machine: its change record, the contract's home-relative paths at the workdir
             return RecordMonitor.start(record, Policy(rooted(p, task.workdir) for p in permissions), list(sandbox.decoys))
         policy = Policy(permissions)
@@ -120,7 +132,13 @@ class Harness:
             limits=limits,
             solution=task.solution_text(),
             prediction=self.predictions.get(task.id),
+            recorded=self.recorded_trial(task, spec.attempt),
         )
+
+    def recorded_trial(self, task: Task, attempt: int) -> "RecordedTrial | None":
+        """The recorded trial attempt ``attempt`` of ``task`` replays: the N-th of its name's trials, in folder order."""
+        trials = self.recorded.get(recorded_name(task, self.recorded), [])
+        return trials[attempt] if attempt < len(trials) else None
 
     def play(
         self,
@@ -131,13 +149,18 @@ class Harness:
         oracle: Oracle | None = None,
         fault: FaultState | None = None,
         monitors: Sequence[EpisodeMonitor] = (),
+        recorded: "RecordedTrial | None" = None,
     ) -> EpisodeOutcome:
         """Play one episode; the collateral oracle watches it (pass ``oracle`` to keep a handle).
+
+        ``recorded``: the trial a replay agent plays, in place of the one the run's trajectories hold for the spec.
 
         With a fault, its monitor comes after the oracle: the oracle judges the home as the
         agent left it, then the fault monitor checks integrity and restores the input for grading.
         """
         context = self.context(spec, loaded)
+        if recorded is not None:
+            context = replace(context, recorded=recorded)
         if fault is not None:
             context = replace(context, fault_repair=FAMILIES[fault.family].generic_repair(fault))
         settings = self.settings
@@ -177,6 +200,23 @@ class Harness:
             sandbox.close()
             return Played(outcome, oracle, None)
         return Played(outcome, oracle, sandbox)
+
+
+def _recorded(options: TermrlOptions) -> "dict[str, list[RecordedTrial]]":
+    if options.trajectories is None:
+        return {}
+    from .trajectories.discover import read_recorded, trials_by_task
+
+    trials, _skipped = read_recorded(options.trajectories)  # the controller says what was skipped, once
+    return trials_by_task(trials)
+
+
+def recorded_name(task: Task, names: "dict[str, list[RecordedTrial]] | set[str]") -> str:
+    """The name ``task``'s trials were recorded under: its id, its own format's id, or its folder's name."""
+    for name in (task.id, task.source.id, task.root.name):
+        if name and name in names:
+            return name
+    return task.id
 
 
 class Played(NamedTuple):

@@ -86,6 +86,8 @@ class ModelOptions:
     top_k: int | None = None
     seed: int | None = None
     disable_thinking: bool = False
+    terminal: bool = False
+    """Offer the model ``send_keys``, a terminal session on a pseudo-terminal, besides ``bash``."""
     server: str | None = None
     server_model: str | None = None
     server_args: list[str] = field(default_factory=list)
@@ -130,6 +132,8 @@ class TermrlOptions:
     salt: str = ""
     split: str | None = None
     predictions: Path | None = None
+    trajectories: Path | None = None
+    """Recorded trials for ``--termrl-agent=replay``: a Harbor job or trial folder, an ATIF file or an episode log."""
     run_dir: Path = Path(".termrl/run")
     episodes: Path = Path(".termrl/run/episodes.jsonl")
     report: Path | None = None

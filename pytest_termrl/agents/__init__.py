@@ -16,6 +16,7 @@ AGENTS: Registry[type[Agent] | AgentFactory] = Registry("agent", {
     "script": Entry("pytest_termrl.agents.builtin", "ScriptAgent"),  # runs a prepared script (--termrl-predictions)
     "recovery": Entry("pytest_termrl.agents.builtin", "RecoveryAgent"),  # repairs the fault, then runs the reference
     "openai": Entry("pytest_termrl.agents.openai_agent", "OpenAIAgent"),  # a model behind an OpenAI-compatible endpoint
+    "replay": Entry("pytest_termrl.agents.replay", "ReplayAgent"),  # plays recorded trials (--termrl-trajectories)
 }, AGENT_ALIASES)
 """Every agent by name: its class, or a factory a plugin registered."""
 

@@ -8,9 +8,14 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from ..report.record import EndReason
+from ..sandbox.base import KeystrokeBatch
 from ..settings import EpisodeLimits  # noqa: F401  (the episode's limits, a section of the settings tree)
+
+if TYPE_CHECKING:
+    from ..trajectories.model import RecordedTrial
 
 
 @dataclass(frozen=True)
@@ -28,6 +33,8 @@ class AgentContext:
     """A scripted agent's prepared script, if one was given for this task."""
     fault_repair: str | None = None
     """The injected fault's repair command (run in the home); only the recovery teacher reads it."""
+    recorded: "RecordedTrial | None" = None
+    """The recorded trial this episode replays (``--termrl-trajectories``); only the replay agent reads it."""
 
 
 @dataclass(frozen=True)
@@ -41,15 +48,21 @@ class Observation:
     commands_left: int | None = None
     note: str = ""
     """A harness message for the agent (budget exhausted, call not run, ...)."""
+    terminal: bool = False
+    """The screen of the terminal session after a keystroke batch (no exit code: nothing ended)."""
 
     def as_tool_text(self) -> str:
         """The text a model sees as the tool result."""
         parts = [self.output.rstrip("\n")] if self.output else []
-        if self.timed_out:
-            parts.append("[the command timed out and its processes were killed]")
-        if self.shell_restarted:
-            parts.append("[the shell was restarted; working directory and variables were restored]")
-        parts.append(f"[exit code: {self.exit_code if self.exit_code is not None else 'none'}]")
+        if self.terminal:
+            if self.timed_out:
+                parts.append("[the screen was still changing when the wait ended]")
+        else:
+            if self.timed_out:
+                parts.append("[the command timed out and its processes were killed]")
+            if self.shell_restarted:
+                parts.append("[the shell was restarted; working directory and variables were restored]")
+            parts.append(f"[exit code: {self.exit_code if self.exit_code is not None else 'none'}]")
         if self.commands_left is not None:
             parts.append(f"[commands left: {self.commands_left}]")
         if self.note:
@@ -59,9 +72,10 @@ class Observation:
 
 @dataclass
 class Turn:
-    """The agent's move: a command to run, or the reason it stopped (then command is None)."""
+    """The agent's move: a command to run, keys to type into the terminal session, or the reason it stopped (then both are None)."""
 
     command: str | None = None
+    keys: KeystrokeBatch | None = None
     end_reason: EndReason | None = None
     error: str | None = None
     """Set with end_reason 'server_error' and the like: a harness-side failure."""
@@ -100,6 +114,10 @@ class Agent(ABC):
     def transcript(self) -> list[dict]:
         """The conversation as chat messages (OpenAI format), for reports and training."""
         return list(self.messages)
+
+    def record_fields(self) -> dict:
+        """What this agent adds to the episode's record (a replay's divergences); keys of :class:`EpisodeRecord`."""
+        return {}
 
     def close(self) -> None:
         """Release what the agent holds (HTTP clients and the like)."""

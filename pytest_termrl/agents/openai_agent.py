@@ -1,7 +1,8 @@
 """An agent backed by a model behind an OpenAI-compatible chat API (vLLM, llama.cpp, ...).
 
-The model gets one tool, ``bash``. Each reply with a tool call becomes one command; a
-reply without one ends the episode. The agent itself enforces the tool-call and token
+The model gets one tool, ``bash``, and with ``terminal=True`` a second, ``send_keys``, that
+types into a terminal session (Terminus' tmux model: keys in, the screen out). Each reply
+with a tool call becomes one command or keystroke batch; a reply without one ends the episode. The agent itself enforces the tool-call and token
 limits, because only it sees the server's usage figures, and it keeps the conversation
 as plain OpenAI-format messages so a transcript loads directly as chat training data.
 
@@ -21,6 +22,7 @@ import openai
 
 from pytest_termrl.agents.base import Agent, AgentContext, AgentUsage, Observation, Turn
 from pytest_termrl.report.record import EndReason
+from pytest_termrl.sandbox.base import KeystrokeBatch
 
 BASH_TOOL: dict[str, Any] = {
     "type": "function",
@@ -33,6 +35,28 @@ BASH_TOOL: dict[str, Any] = {
             "type": "object",
             "properties": {"command": {"type": "string"}},
             "required": ["command"],
+        },
+    },
+}
+
+SEND_KEYS_TOOL: dict[str, Any] = {
+    "type": "function",
+    "function": {
+        "name": "send_keys",
+        "description": (
+            "Type keys into an interactive terminal session (a pseudo-terminal running bash) and return "
+            "the screen after waiting up to wait_s seconds (less once the prompt is back or the screen is "
+            "quiet). Each item of keys is text to type (a newline presses Enter) or one key name as tmux "
+            "spells it: Enter, Escape, Tab, BSpace, Up, Down, Left, Right, C-c, C-d, C-z, M-x, F1..F12. "
+            "Use it for interactive programs (a REPL, an editor, a pager, a prompt that asks for input)."
+        ),
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "keys": {"type": "array", "items": {"type": "string"}},
+                "wait_s": {"type": "number", "description": "longest wait for the screen, in seconds (default 1)"},
+            },
+            "required": ["keys"],
         },
     },
 }
@@ -89,8 +113,12 @@ class OpenAIAgent(Agent):
         backoff_s: float = 1.0,
         backoff_max_s: float = 30.0,
         client: openai.OpenAI | None = None,
+        terminal: bool = False,
     ) -> None:
         super().__init__()
+        self.terminal = terminal
+        """Whether the model also gets ``send_keys`` (a terminal session) besides ``bash``."""
+        self.tools = [BASH_TOOL, SEND_KEYS_TOOL] if terminal else [BASH_TOOL]
         self.base_url = base_url
         self.model = model
         self.temperature = temperature
@@ -210,16 +238,16 @@ class OpenAIAgent(Agent):
             {"role": "tool", "tool_call_id": c["id"], "content": ONE_CALL_PER_TURN} for c in extra
         ]
         fn = first["function"]
-        command, problem = parse_bash_call(fn["name"], fn["arguments"])
-        if problem is not None:
+        turn, problem = parse_tool_call(fn["name"], fn["arguments"], self.terminal)
+        if turn is None:
             self.usage.malformed_tool_calls += 1
             self._last_malformed = True
-            self._answer(first["id"], problem)
+            self._answer(first["id"], problem or "")
             self._flush_deferred()
             return None
         self._last_malformed = False
         self._pending_id = first["id"]
-        return Turn(command=command)
+        return turn
 
     def _normalise_call(self, tc: Any) -> dict[str, Any]:
         """A plain-dict tool call with an id (some servers omit ids; every call needs one)."""
@@ -430,6 +458,38 @@ def _is_context_overflow(exc: Exception) -> bool:
     return getattr(exc, "status_code", None) == 400 and (
         "context length" in text or "context window" in text or "maximum context" in text
     )
+
+
+MAX_WAIT_S = 30.0
+"""The longest ``wait_s`` a model may ask of ``send_keys`` (the command timeout caps it too)."""
+
+
+def parse_tool_call(name: str, arguments: str, terminal: bool = False) -> tuple[Turn | None, str | None]:
+    """``(turn, None)`` for a well-formed ``bash`` (or, with ``terminal``, ``send_keys``) call, else ``(None, error for the model)``."""
+    if terminal and name == "send_keys":
+        return parse_keys_call(arguments)
+    if terminal and name != "bash":
+        return None, f"Error: unknown tool {name!r}; the tools are 'bash' and 'send_keys'."
+    command, problem = parse_bash_call(name, arguments)
+    return (Turn(command=command) if command is not None else None), problem
+
+
+def parse_keys_call(arguments: str) -> tuple[Turn | None, str | None]:
+    """A ``send_keys`` call's turn, or the error the model is shown."""
+    usage = 'Call send_keys with arguments like {"keys": ["python3", "Enter"], "wait_s": 1}.'
+    try:
+        args = json.loads(arguments) if arguments.strip() else {}
+    except json.JSONDecodeError as exc:
+        return None, f"Error: the tool call arguments are not valid JSON ({exc}). {usage}"
+    keys = args.get("keys") if isinstance(args, dict) else None
+    if isinstance(keys, str):
+        keys = [keys]
+    if not isinstance(keys, list) or not keys or not all(isinstance(k, str) for k in keys):
+        return None, f"Error: 'keys' must be a non-empty list of strings. {usage}"
+    wait = args.get("wait_s", 1.0)
+    if isinstance(wait, bool) or not isinstance(wait, (int, float)) or wait < 0:
+        return None, f"Error: 'wait_s' must be a number of seconds, 0 or more. {usage}"
+    return Turn(keys=KeystrokeBatch(tuple(keys), min(float(wait), MAX_WAIT_S))), None
 
 
 def parse_bash_call(name: str, arguments: str) -> tuple[str | None, str | None]:

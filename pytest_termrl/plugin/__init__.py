@@ -16,6 +16,7 @@ from .hooks import (
     pytest_collection_modifyitems,
     pytest_configure,
     pytest_ignore_collect,
+    pytest_pycollect_makemodule,
     pytest_runtest_makereport,
     pytest_unconfigure,
 )
@@ -30,6 +31,7 @@ __all__ = [
     "pytest_collection_modifyitems",
     "pytest_configure",
     "pytest_ignore_collect",
+    "pytest_pycollect_makemodule",
     "pytest_runtest_makereport",
     "pytest_unconfigure",
     "termrl_agent",

@@ -9,6 +9,7 @@ naming the file and field, and the other tasks still run.
 from __future__ import annotations
 
 import fnmatch
+import functools
 import os
 import types
 from pathlib import Path
@@ -34,6 +35,48 @@ def is_inside_suite(path: Path) -> bool:
         if (parent / CONTRACTS_FILE).is_file():
             return True
     return False
+
+
+TASK_MARKERS = ("task.toml", "task.yaml")
+"""A folder holding one of these is a task (native, Harbor, Terminal-Bench): its files are the task's, never the run's tests."""
+
+
+@functools.lru_cache(maxsize=4096)
+def _is_task_folder(folder: Path) -> bool:
+    return any(os.path.lexists(folder / name) for name in TASK_MARKERS)
+
+
+def inside_a_task(path: Path) -> bool:
+    """Whether ``path`` is a task folder or lies in one: a task's hidden tests are not pytest's to import here."""
+    path = Path(os.path.abspath(path))
+    return any(_is_task_folder(folder) for folder in (path if path.is_dir() else path.parent, *path.parents))
+
+
+def unplayed_task_folders(args: list[str], norecursedirs: list[str]) -> list[tuple[Path, int]]:
+    """Folders the command line names that hold task folders outside any suite: (the folder, how many tasks).
+
+    Their tasks have no contract, so nothing plays them; the run says how to (freeze them
+    into a suite). A folder inside a suite, or the suite's own, is not listed.
+    """
+    found: list[tuple[Path, int]] = []
+    for arg in args:
+        path = Path(os.path.abspath(arg.split("::")[0]))
+        if not path.is_dir() or path.name == CONTRACTS_FILE or is_inside_suite(path) or (path / CONTRACTS_FILE).is_file():
+            continue
+        count = 0
+        for folder, dirs, files in os.walk(path):
+            here = Path(folder)
+            if CONTRACTS_FILE in files and here != path:
+                dirs[:] = []
+                continue
+            if any(name in files for name in TASK_MARKERS):
+                count += 1
+                dirs[:] = []
+                continue
+            dirs[:] = sorted(d for d in dirs if not any(fnmatch.fnmatch(d, p) for p in norecursedirs))
+        if count:
+            found.append((path, count))
+    return found
 
 
 def names_a_suite(args: list[str], norecursedirs: list[str]) -> bool:
@@ -125,6 +168,20 @@ class BrokenTask(pytest.Collector):
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
         return self.message
+
+
+class TaskFile(pytest.File):
+    """A test file inside a task folder, named on the command line: said to be the task's, never imported."""
+
+    def collect(self) -> NoReturn:
+        folder = next(p for p in self.path.parents if _is_task_folder(p))
+        raise pytest.Collector.CollectError(
+            f"{self.path} belongs to the task at {folder}: a task's hidden tests run in its grader's sandbox, "
+            "never in this process; play the task from a suite (`pytest FOLDER --termrl-freeze` makes one)"
+        )
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+        return str(excinfo.value)
 
 
 class ContractsModule(pytest.Module):

@@ -27,7 +27,7 @@ from ..report.record import EndReason, episode_key
 from ..settings import TermrlOptions
 from ..tasks.contracts import CONTRACTS_FILE
 from ..tasks.suite import LoadedTask, load_suite
-from .collection import suite_grid
+from .collection import suite_grid, unplayed_task_folders
 from .keys import ENDPOINT_KEY, LEFT_OUT_KEY, SIGTERM_KEY
 from .server import model_endpoint, played_by_model
 
@@ -209,6 +209,12 @@ class Controller:
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         self.mode.summary(terminalreporter, self, self.summary)
+        if not self.mode.makes_suites:
+            for folder, count in unplayed_task_folders(self.config.args, self.config.getini("norecursedirs")):
+                terminalreporter.write_line(
+                    f"pytest-termrl: {folder} holds {count} task folder(s) without contracts.jsonl: none was collected "
+                    f"(a task's own test files are never imported as the run's tests); freeze them into a suite with "
+                    f"`pytest {folder} --termrl-freeze`", yellow=True)
         if self.html_path is not None and (self.records or self.earlier):
             unwritten = " (not written: see below)" if self.html_path in self.unwritten else ""
             terminalreporter.write_line(f"HTML report: {self.html_path}{unwritten}")

@@ -20,7 +20,7 @@ from ..tasks.contracts import CONTRACTS_FILE
 from ..report.outputs import OutputError
 from ..report.record import EndReason, episode_key
 from ..settings import TermrlOptions
-from .collection import ContractsModule, is_inside_suite, names_a_suite
+from .collection import ContractsModule, TaskFile, inside_a_task, is_inside_suite, names_a_suite
 from .controller import CONTROLLER_KEY, Controller, XdistController, done_keys, episode_identity
 from .keys import LEFT_OUT_KEY, SIGTERM_KEY, SUITES_KEY, is_controller, termrl_options
 from .options import add_options, read_options
@@ -130,8 +130,17 @@ def _named_by_arguments(path: Path, config: pytest.Config) -> bool:
 
 
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
-    if is_inside_suite(collection_path):
+    """A suite's files and any task folder's files are data: a task's hidden tests never import into the run."""
+    if is_inside_suite(collection_path) or inside_a_task(collection_path):
         return True
+    return None
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_pycollect_makemodule(module_path: Path, parent: pytest.Collector) -> pytest.File | None:
+    """A task's test file named on the command line is not imported (pytest collects named files despite ignore rules)."""
+    if inside_a_task(module_path):
+        return TaskFile.from_parent(parent, path=module_path)
     return None
 
 
@@ -163,15 +172,32 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         workeroutput["termrl_left_out"] = list(left_out)
     options = termrl_options(config)
     first = workeroutput is None or getattr(config, "workerinput", {}).get("workerid") == "gw0"
-    if options.predictions is None or not first or not config.stash.get(SUITES_KEY, None):
+    if not first or not config.stash.get(SUITES_KEY, None):
         return
-    known = {task_id for _, task_id in config.stash[SUITES_KEY]}
-    unknown = sorted(set(load_predictions(options.predictions)) - known)
+    if options.predictions is not None:
+        known = {task_id for _, task_id in config.stash[SUITES_KEY]}
+        _warn_unknown("--termrl-predictions", options.predictions, "prediction(s)", sorted(set(load_predictions(options.predictions)) - known))
+    if options.trajectories is not None and options.agent == "replay":
+        _say_unplayed_trials(config, options.trajectories)
+
+
+def _say_unplayed_trials(config: pytest.Config, path: Path) -> None:
+    """The recorded trials that will not play: each skipped file's line, and the trials of tasks the run does not have."""
+    from ..harness import recorded_name
+    from ..trajectories.discover import read_recorded, trials_by_task
+
+    trials, skipped = read_recorded(path)
+    for item in skipped:
+        warnings.warn(pytest.PytestWarning(f"--termrl-trajectories: skipped {item}"))
+    names = set(trials_by_task(trials))
+    matched = {recorded_name(loaded.task, names) for loaded in config.stash[SUITES_KEY].values()}
+    _warn_unknown("--termrl-trajectories", path, "recorded trial(s)", sorted(names - matched))
+
+
+def _warn_unknown(flag: str, path: Path, what: str, unknown: list[str]) -> None:
     if unknown:
         shown = ", ".join(unknown[:20]) + (f" and {len(unknown) - 20} more" if len(unknown) > 20 else "")
-        warnings.warn(pytest.PytestWarning(
-            f"--termrl-predictions {options.predictions}: {len(unknown)} prediction(s) for task ids the collected suites do not have: {shown}"
-        ))
+        warnings.warn(pytest.PytestWarning(f"{flag} {path}: {len(unknown)} {what} for task ids the collected suites do not have: {shown}"))
 
 
 # -- reports -------------------------------------------------------------------------

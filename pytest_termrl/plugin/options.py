@@ -36,6 +36,7 @@ def add_options(parser: pytest.Parser) -> None:
     add("--termrl-salt", default=None, help="salt for fault targets and hidden names (recorded at freeze; default empty)")
     add("--termrl-split", default=None, help="run only tasks of this split (train, dev_search, dev_monitor, test)")
     add("--termrl-predictions", default=None, help="JSONL of {task_id, agent_script} for --termrl-agent=script")
+    add("--termrl-trajectories", default=None, help="recorded trials for --termrl-agent=replay: a Harbor job or trial folder, an ATIF trajectory.json, or an episode log")
     add("--termrl-run-dir", default=None, help="folder for this run's files (default .termrl/run under the rootdir)")
     add("--termrl-episodes", default=None, help="episode JSONL path (default: <run dir>/episodes.jsonl)")
     add("--termrl-report", default=None, help="write the JSON summary here at the end of the run")
@@ -61,6 +62,7 @@ def add_options(parser: pytest.Parser) -> None:
     add("--termrl-top-k", type=int, default=None, help="top-k, sent as an extra body field")
     add("--termrl-seed", type=int, default=None, help="sampling seed")
     add("--termrl-disable-thinking", action="store_true", default=False, help="ask the chat template to disable thinking")
+    add("--termrl-terminal", action="store_true", default=False, help="give the openai agent a send_keys tool: keys typed into a terminal session on a pseudo-terminal, the screen back (bwrap)")
     add("--termrl-server", default=None, choices=["vllm", "llamacpp", "command"], help="start this server once per run (on the xdist controller)")
     add("--termrl-server-model", default=None, help="model (or GGUF path) the started server loads; 'embedded': the bundled Gemma 3 270M GGUF on llama.cpp (extra: demo)")
     add("--termrl-server-arg", action="append", default=[], help="extra argument for the started server (repeatable; e.g. --enable-lora)")
@@ -129,6 +131,7 @@ def read_options(config: pytest.Config) -> TermrlOptions:
         salt=get("termrl_salt") or "",
         split=get("termrl_split"),
         predictions=Path(get("termrl_predictions")) if get("termrl_predictions") else None,
+        trajectories=Path(get("termrl_trajectories")) if get("termrl_trajectories") else None,
         run_dir=run_dir,
         episodes=Path(pick("termrl_episodes", default=str(run_dir / "episodes.jsonl"))),
         report=Path(get("termrl_report")) if get("termrl_report") else None,
@@ -151,6 +154,7 @@ def read_options(config: pytest.Config) -> TermrlOptions:
             top_k=get("termrl_top_k"),
             seed=get("termrl_seed"),
             disable_thinking=bool(get("termrl_disable_thinking")),
+            terminal=bool(get("termrl_terminal")),
             server=get("termrl_server"),
             server_model=get("termrl_server_model"),
             server_args=list(get("termrl_server_arg") or []),
@@ -191,4 +195,6 @@ def read_options(config: pytest.Config) -> TermrlOptions:
         raise ValueError(f"--termrl-agent={opts.agent} needs --termrl-base-url or --termrl-server")
     if opts.agent == "script" and opts.predictions is None and plays_agent:
         raise ValueError("--termrl-agent=script needs --termrl-predictions=FILE")
+    if opts.agent == "replay" and opts.trajectories is None and plays_agent:
+        raise ValueError("--termrl-agent=replay needs --termrl-trajectories=PATH (a Harbor job or trial folder, an ATIF file or an episode log)")
     return opts

@@ -140,6 +140,9 @@ class EpisodeRecord:
     fault: FaultRecord | None = None
     """What the fault monitor found (the line's flat ``fault`` ... ``fault_error`` keys); None for a clean
     episode, whose line has none of those keys."""
+    replay: dict | None = None
+    """A replayed episode's trial: ``trial``, ``source``, ``format``, ``recorded_reward``, ``calls``, ``played``,
+    ``divergences`` (each with its ``step``, ``call``, ``kind``, ``expected``, ``got``, ``similarity``) and ``unplayed``."""
     extra: dict = field(default_factory=dict)
     """Keys this schema does not name (a rollout's position, a later version's fields)."""
 

@@ -41,4 +41,5 @@ def make_openai_agent(model_options, base_url: str, served_model: str | None) ->
         top_k=m.top_k,
         seed=m.seed,
         disable_thinking=m.disable_thinking,
+        terminal=m.terminal,
     )

@@ -1,0 +1,206 @@
+"""Regrade recorded runs: replay each trial in a fresh sandbox, grade it with this project's verifier and oracle.
+
+``python -m pytest_termrl.regrade PATH... [--tasks DIR] [-n N] --json OUT.json [--html OUT.html]``
+
+PATH is a Harbor job folder, a trial folder, an ATIF ``trajectory.json`` or one of this
+project's episode logs. Each trial's task is found by the name it was recorded under
+(Harbor's ``task_name``, the last part of config.json's task path, an episode's task id)
+among the task folders under ``--tasks``; without ``--tasks``, config.json's task path is
+tried as written, from the current folder and from the job's parent. Each trial is played
+by the replay agent (:mod:`.agents.replay`) against its task, graded by the task's grader,
+and judged by the collateral oracle: against the task's frozen contract when its folder
+is a suite's, else against the policy inferred from the task (:mod:`.oracle.inferred`;
+the trial then says ``contract: inferred``).
+
+The JSON file is ``{"summary": {...}, "trials": [...]}``; :mod:`.regrade_summary` says
+what the summary holds. The HTML report shows the replays as a run's episodes, with the
+agreement table above them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from .agents.replay import ReplayAgent
+from .episode import EpisodeSpec
+from .errors import TermrlError
+from .faults import CLEAN
+from .harness import Harness, default_harness
+from .regrade_summary import summarise, trial_row
+from .report.html import Run, write_html
+from .report.outputs import write_whole
+from .tasks.contracts import CONTRACTS_FILE
+from .tasks.importers import load_task_dir, scan
+from .tasks.suite import LoadedTask, load_suite
+from .trajectories.discover import read_recorded
+from .trajectories.model import RecordedTrial, Skipped
+
+
+@dataclass(frozen=True)
+class Job:
+    """One trial to regrade, with where its task is (None: why it cannot be found)."""
+
+    index: int
+    trial: RecordedTrial
+    task_dir: Path | None
+    blocked: str | None = None
+
+
+def task_index(folders: list[Path]) -> tuple[dict[str, Path], list[str]]:
+    """Every task under ``folders`` by each name a trial may use (its id, its own id, its folder's name), and the problems met."""
+    index: dict[str, Path] = {}
+    problems: list[str] = []
+    for folder in folders:
+        tasks, broken = scan(folder)
+        problems += list(broken.values())
+        for task in tasks:
+            for name in (task.id, task.source.id, task.root.name):
+                if name:
+                    index.setdefault(name, task.root)
+    return index, problems
+
+
+def find_task(trial: RecordedTrial, index: dict[str, Path], searched: bool) -> tuple[Path | None, str | None]:
+    """The task folder of ``trial``, or why there is none; with ``--tasks`` only the folders found there count."""
+    names = [n for n in (Path(trial.task_path).name if trial.task_path else None, trial.task_name) if n]
+    for name in names:
+        if name in index:
+            return index[name], None
+    if searched:
+        return None, f"task {' / '.join(dict.fromkeys(names)) or '(unnamed)'} not found under --tasks"
+    if trial.task_path:
+        source = Path(trial.source)
+        for base in (Path.cwd(), source.parent.parent, source.parent):
+            candidate = (base / trial.task_path).resolve()
+            if candidate.is_dir() and ((candidate / "task.toml").exists() or (candidate / "task.yaml").exists()):
+                return candidate, None
+    return None, f"task {trial.task_name or trial.task_path or '(unnamed)'} not found: give the task folders with --tasks"
+
+
+# -- one trial, in a worker -------------------------------------------------------------
+_HARNESS: Harness | None = None
+
+
+def _start_worker(backend: str, command_timeout_s: float) -> None:
+    global _HARNESS
+    _HARNESS = default_harness(backend, command_timeout_s=command_timeout_s)
+
+
+def _loaded(task_dir: Path) -> tuple[LoadedTask, bool]:
+    """The task, with its contract when its folder is a suite's (else judged by the inferred policy: True)."""
+    suite_file = task_dir.parent / CONTRACTS_FILE
+    if suite_file.is_file():
+        try:
+            suite = load_suite(suite_file)
+            for loaded in suite.tasks:
+                if loaded.task.root.resolve() == task_dir.resolve() and loaded.contract is not None:
+                    return loaded, False
+        except TermrlError:
+            pass  # a suite that does not load: judged as an unfrozen task
+    return LoadedTask(load_task_dir(task_dir), None), True
+
+
+def regrade_one(job: Job) -> dict:
+    """Replay one trial against its task and grade it: its row of the JSON file (never raises)."""
+    trial = job.trial
+    if job.blocked is not None or job.task_dir is None:
+        return trial_row(trial, None, None, blocked=job.blocked or "no task")
+    harness = _HARNESS or default_harness()
+    timings: dict[str, float] = {}
+    started = time.monotonic()
+    try:
+        loaded, inferred = _loaded(job.task_dir)
+    except (TermrlError, OSError, ValueError) as exc:
+        return trial_row(trial, None, None, blocked=f"the task does not load: {exc}")
+    task = loaded.task
+    spec = EpisodeSpec("regrade", task.id, CLEAN, "replay", 0, label=f"{task.id}-{trial.trial}")
+    try:
+        sandbox = harness.new_sandbox(loaded, f"regrade-{job.index}")
+    except Exception as exc:  # noqa: BLE001 - a task that does not build or set up blocks this trial only
+        return trial_row(trial, task, None, blocked=f"the task's sandbox could not be made: {_one_line(exc)}")
+    timings["build_s"] = time.monotonic() - started
+    try:
+        oracle = harness.watch(loaded, sandbox, inferred=inferred)
+        outcome = harness.play(spec, loaded, sandbox, ReplayAgent(), oracle=oracle, recorded=trial)
+    except Exception as exc:  # noqa: BLE001
+        return trial_row(trial, task, None, blocked=f"the replay failed: {_one_line(exc)}")
+    finally:
+        sandbox.close()
+    timings["replay_s"] = outcome.timings.get("agent_s", 0.0)
+    timings["grade_s"] = outcome.timings.get("verify_s", 0.0)
+    record = outcome.to_record().to_dict()
+    record["contract"] = "inferred" if inferred else "frozen"
+    return trial_row(trial, task, record, timings=timings)
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(f"{type(exc).__name__}: {exc}".split())[:500]
+
+
+# -- the command ------------------------------------------------------------------------
+def plan(paths: list[Path], tasks: list[Path]) -> tuple[list[Job], list[Skipped], list[str]]:
+    """The trials under ``paths`` matched to their tasks; what could not be read; the task folders' problems."""
+    trials: list[RecordedTrial] = []
+    skipped: list[Skipped] = []
+    for path in paths:
+        found, lost = read_recorded(path)
+        trials += found
+        skipped += lost
+    index, problems = task_index(tasks)
+    jobs = []
+    for number, trial in enumerate(trials):
+        task_dir, why = find_task(trial, index, bool(tasks))
+        jobs.append(Job(number, trial, task_dir, why))
+    return jobs, skipped, problems
+
+
+def run(jobs: list[Job], workers: int, backend: str, command_timeout_s: float) -> list[dict]:
+    """Each job's row, in the jobs' order, ``workers`` trials at a time (each worker keeps one harness)."""
+    if workers <= 1:
+        _start_worker(backend, command_timeout_s)
+        return [regrade_one(job) for job in jobs]
+    with ProcessPoolExecutor(max_workers=workers, initializer=_start_worker, initargs=(backend, command_timeout_s)) as pool:
+        return list(pool.map(regrade_one, jobs))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m pytest_termrl.regrade", description=__doc__.split("\n")[0])
+    parser.add_argument("paths", nargs="+", type=Path, help="Harbor job or trial folders, ATIF trajectory.json files, episode logs")
+    parser.add_argument("--tasks", action="append", type=Path, default=[], help="a folder of the trials' task folders (repeatable)")
+    parser.add_argument("-n", type=int, default=1, help="trials regraded at once (default 1)")
+    parser.add_argument("--json", type=Path, required=True, help="write {summary, trials} here")
+    parser.add_argument("--html", type=Path, default=None, help="also write an HTML report of the replays here")
+    parser.add_argument("--sandbox", default="bwrap", help="sandbox backend (default bwrap)")
+    parser.add_argument("--command-timeout", type=float, default=30.0, help="longest wait per replayed call, in seconds")
+    args = parser.parse_args(argv)
+    for folder in args.tasks:
+        if not folder.is_dir():
+            parser.error(f"--tasks {folder}: not a folder: expected a folder holding task folders")
+    jobs, skipped, problems = plan(args.paths, args.tasks)
+    for item in skipped:
+        print(f"regrade: skipped {item}", file=sys.stderr)
+    for problem in problems:
+        print(f"regrade: a task under --tasks does not load: {problem}", file=sys.stderr)
+    started = time.monotonic()
+    rows = run(jobs, max(1, args.n), args.sandbox, args.command_timeout)
+    summary = summarise(rows, skipped, time.monotonic() - started, max(1, args.n))
+    write_whole(args.json, json.dumps({"summary": summary, "trials": rows}, indent=1, sort_keys=False) + "\n")
+    if args.html is not None:
+        records = [row["episode"] for row in rows if row.get("episode")]
+        write_html(args.html, [Run("regrade", records, str(args.json), notes=summary["lines"])], title="pytest-termrl regrade")
+    for line in summary["lines"]:
+        print(line)
+    print(f"regrade: {args.json}" + (f", {args.html}" if args.html else ""))
+    return 0
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("PYTHONUNBUFFERED", "1")
+    raise SystemExit(main())

@@ -1,0 +1,43 @@
+"""Task folders are data: their own test files are never imported as the run's tests, and the run says how to play them."""
+
+import shutil
+
+from conftest import write_tiny_task
+
+REGRADE = __import__("pathlib").Path(__file__).resolve().parents[1] / "data" / "regrade"
+
+
+def _poisoned(task_dir):
+    """A task test file that fails loudly if anything imports it in the harness's process."""
+    (task_dir / "tests" / "test_outputs.py").write_text("raise SystemExit('imported in the harness process')\n")
+
+
+def test_a_folder_of_harbor_tasks_without_a_contract_collects_nothing_and_says_how_to_play(tp):
+    tasks = tp.path / "tasks"
+    shutil.copytree(REGRADE / "tasks" / "greeting", tasks / "greeting")
+    write_tiny_task(tasks, "tiny")
+    _poisoned(tasks / "greeting")
+    _poisoned(tasks / "tiny")
+    for args in (("tasks",), ("tasks", "-n", "2"), ("tasks/greeting",)):
+        result = tp.run(*args)
+        assert "imported in the harness process" not in result.stdout.str() + result.stderr.str()
+        result.assert_outcomes()
+        count = 1 if args[0] == "tasks/greeting" else 2
+        result.stdout.fnmatch_lines([f"pytest-termrl: */{args[0]} holds {count} task folder(s) without contracts.jsonl: none was collected*--termrl-freeze*"])
+
+
+def test_a_task_test_file_named_on_the_command_line_is_refused_by_name(tp):
+    tasks = tp.path / "tasks"
+    write_tiny_task(tasks, "tiny")
+    _poisoned(tasks / "tiny")
+    result = tp.run("tasks/tiny/tests/test_outputs.py")
+    assert "imported in the harness process" not in result.stdout.str()
+    result.stdout.fnmatch_lines(["*tasks/tiny/tests/test_outputs.py belongs to the task at */tasks/tiny: a task's hidden tests run in its grader's sandbox*"])
+    assert result.ret != 0
+
+
+def test_the_projects_own_tests_beside_task_folders_still_run(tp):
+    write_tiny_task(tp.path / "tasks", "tiny")
+    tp.pytester.makepyfile(test_mine="def test_ok():\n    assert 1 + 1 == 2\n")
+    result = tp.run("test_mine.py", "tasks")
+    result.assert_outcomes(passed=1)
