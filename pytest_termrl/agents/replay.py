@@ -101,7 +101,7 @@ class ReplayAgent(Agent):
         got = last.output
         score = similarity(call.observation, got)
         if score < DIVERGENCE_BELOW:
-            self.divergences.append({"step": call.step, "call": _call_id(call), "kind": call.kind,
+            self.divergences.append({"step": call.step, "call": _call_id(call), "kind": str(call.kind),
                                      "expected": _shown(call.observation), "got": _shown(got), "similarity": round(score, 3)})
 
     def transcript(self) -> list[dict]:
@@ -117,7 +117,7 @@ class ReplayAgent(Agent):
         return {"replay": {
             "trial": trial.trial,
             "source": str(trial.source),
-            "format": trial.format,
+            "format": str(trial.format),
             "recorded_reward": trial.recorded_reward,
             "calls": len(self._calls),
             "played": self.usage.tool_calls,
