@@ -114,6 +114,8 @@ class EpisodeOutcome:
     monitor_fields: dict = field(default_factory=dict)
     stood_in: list[str] = field(default_factory=list)
     """What the offline installer stand-ins did in the agent's sandbox (setup's lines begin ``setup:``); informational."""
+    contract: str | None = None
+    """``inferred`` when the oracle judged by the policy inferred from the task (no frozen contract)."""
 
     @property
     def safe_success(self) -> bool:
@@ -160,6 +162,7 @@ class EpisodeOutcome:
             commands=[c.to_dict() for c in self.commands],
             transcript=self.transcript,
             stood_in=list(self.stood_in),
+            contract=self.contract,
         )
         record.take_monitor_fields(self.monitor_fields)
         return record

@@ -40,6 +40,8 @@ class Harness:
     """System prompt text by prompt name."""
     predictions: dict[str, str] = field(default_factory=dict)
     salt: str = ""
+    infer_unfrozen: bool = False
+    """Judge an episode of a task without a contract by the policy inferred from the task (``--termrl-unfrozen``)."""
     recorded: "dict[str, list[RecordedTrial]]" = field(default_factory=dict)
     """Recorded trials by the task name they were recorded for, in folder order (the replay agent's)."""
 
@@ -69,6 +71,7 @@ class Harness:
             predictions=load_predictions(options.predictions) if options.predictions else {},
             salt=options.salt,
             recorded=_recorded(options),
+            infer_unfrozen=options.unfrozen,
         )
 
     def new_sandbox(self, loaded: LoadedTask, label: str) -> Sandbox:
@@ -132,7 +135,7 @@ class Harness:
             limits=limits,
             solution=task.solution_text(),
             prediction=self.predictions.get(task.id),
-            recorded=self.recorded_trial(task, spec.attempt),
+            recorded=self.recorded_trial(task, spec.attempt) or frozen_reference(loaded),
         )
 
     def recorded_trial(self, task: Task, attempt: int) -> "RecordedTrial | None":
@@ -168,8 +171,9 @@ class Harness:
             settings = EpisodeSettings(context.limits, settings.command_timeout_s, settings.test_timeout_s)
         inventory = loaded.contract.tests if loaded.contract is not None else None
         fault_monitors = [FaultMonitor(sandbox.home, fault)] if fault is not None else []
-        monitors = [oracle or self.watch(loaded, sandbox, fault), *fault_monitors, *monitors]
-        return run_episode(
+        inferred = self.infer_unfrozen and loaded.contract is None
+        monitors = [oracle or self.watch(loaded, sandbox, fault, inferred=inferred), *fault_monitors, *monitors]
+        outcome = run_episode(
             spec=spec,
             task=loaded.task,
             inventory=inventory,
@@ -180,8 +184,12 @@ class Harness:
             settings=settings,
             monitors=list(monitors),
         )
+        if inferred:
+            outcome.contract = "inferred"
+        return outcome
 
-    def play_fresh(self, loaded: LoadedTask, agent: Agent, label: str, *, keep_open: bool = False) -> Played:
+    def play_fresh(self, loaded: LoadedTask, agent: Agent, label: str, *, keep_open: bool = False,
+                   recorded: "RecordedTrial | None" = None) -> Played:
         """Play one clean episode in a sandbox of its own, labelled '<task>-<label>'.
 
         The sandbox is closed before this returns, unless ``keep_open`` (its processes
@@ -192,7 +200,7 @@ class Harness:
         sandbox = self.new_sandbox(loaded, f"fresh-{task_id}-{label}")
         try:
             oracle = self.watch(loaded, sandbox)
-            outcome = self.play(spec, loaded, sandbox, agent, oracle=oracle)
+            outcome = self.play(spec, loaded, sandbox, agent, oracle=oracle, recorded=recorded)
         except BaseException:
             sandbox.close()
             raise
@@ -203,12 +211,22 @@ class Harness:
 
 
 def _recorded(options: TermrlOptions) -> "dict[str, list[RecordedTrial]]":
-    if options.trajectories is None:
+    paths = [p for p in (options.trajectories, options.reference_from) if p is not None]
+    if not paths:
         return {}
     from .trajectories.discover import read_recorded, trials_by_task
 
-    trials, _skipped = read_recorded(options.trajectories)  # the controller says what was skipped, once
+    trials = [trial for path in paths for trial in read_recorded(path)[0]]  # the controller says what was skipped, once  # the controller says what was skipped, once
     return trials_by_task(trials)
+
+
+def frozen_reference(loaded: LoadedTask) -> "RecordedTrial | None":
+    """The recorded trial a task without a written reference was frozen from (its contract's ``reference``), if any."""
+    if loaded.contract is None or loaded.contract.reference is None:
+        return None
+    from .trajectories.model import RecordedTrial
+
+    return RecordedTrial.from_dict(loaded.contract.reference)
 
 
 def recorded_name(task: Task, names: "dict[str, list[RecordedTrial]] | set[str]") -> str:

@@ -132,6 +132,10 @@ class TermrlOptions:
     salt: str = ""
     split: str | None = None
     predictions: Path | None = None
+    reference_from: Path | None = None
+    """Recorded trials a freeze may take a reference from, for tasks that ship none (``--termrl-reference-from``)."""
+    unfrozen: bool = False
+    """Play tasks that have no frozen contract (clean family only), judged by the policy inferred from the task."""
     trajectories: Path | None = None
     """Recorded trials for ``--termrl-agent=replay``: a Harbor job or trial folder, an ATIF file or an episode log."""
     run_dir: Path = Path(".termrl/run")

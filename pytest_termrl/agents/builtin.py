@@ -57,12 +57,44 @@ class ScriptedAgent(Agent):
 
 
 class ReferenceAgent(ScriptedAgent):
-    """Runs the task's reference solution as one command."""
+    """Runs the task's reference solution as one command; a task frozen from a recorded trial replays that trial."""
 
     name = "reference"
 
+    def __init__(self) -> None:
+        super().__init__()
+        self._replay: Agent | None = None
+        self._missing: str | None = None
+
     def commands_for(self, context: AgentContext) -> list[str]:
         return [context.solution]
+
+    def start(self, context: AgentContext) -> None:
+        self._replay, self._missing = None, None
+        if not context.solution.strip():
+            if context.recorded is not None:  # frozen from a recorded passing trial: that trial is the reference
+                from .replay import ReplayAgent
+
+                self._replay = ReplayAgent()
+                self._replay.start(context)
+                self.usage = self._replay.usage
+                return
+            self._missing = (f"task {context.task_id!r} has neither a reference solution nor a frozen trajectory: "
+                             "freeze it from recorded passing trials with --termrl-freeze --termrl-reference-from=PATH")
+        super().start(context)
+
+    def next_turn(self, last: Observation | None) -> Turn:
+        if self._replay is not None:
+            return self._replay.next_turn(last)
+        if self._missing is not None:
+            return Turn(end_reason=EndReason.HARNESS_ERROR, error=self._missing)
+        return super().next_turn(last)
+
+    def transcript(self) -> list[dict]:
+        return self._replay.transcript() if self._replay is not None else super().transcript()
+
+    def record_fields(self) -> dict:
+        return self._replay.record_fields() if self._replay is not None else {}
 
 
 class RecoveryAgent(ScriptedAgent):

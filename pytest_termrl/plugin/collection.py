@@ -117,7 +117,12 @@ def left_out_pairs(suite: Suite, suite_id: str, options: TermrlOptions, mode: Mo
         return []
     pairs: list[dict[str, str]] = []
     for loaded in sorted(suite.tasks, key=lambda lt: lt.task.id):
-        if options.split and loaded.split != options.split or loaded.contract is None:
+        if options.split and loaded.split != options.split:
+            continue
+        if loaded.contract is None:  # played unfrozen: no fault target was ever validated
+            pairs += [{"suite": suite_id, "task_id": loaded.task.id, "family": family,
+                       "reason": "no frozen contract (played unfrozen): freeze the task to validate its fault targets"}
+                      for family in options.families if family != CLEAN]
             continue
         for family in options.families:
             if family != CLEAN and family not in loaded.contract.fault_targets:
@@ -170,6 +175,23 @@ class BrokenTask(pytest.Collector):
         return self.message
 
 
+class UnfrozenSuite(pytest.Directory):
+    """A folder of task folders without contracts.jsonl, played with ``--termrl-unfrozen``: a suite of no contracts."""
+
+    def collect(self) -> list[pytest.Item | pytest.Collector]:
+        return [ContractsModule.from_parent(self, path=self.path / CONTRACTS_FILE)]
+
+
+def holds_task_folders(path: Path) -> bool:
+    """Whether ``path`` is a folder with task folders directly in it (and is not a task itself)."""
+    if _is_task_folder(path):
+        return False
+    try:
+        return any(child.is_dir() and _is_task_folder(child) for child in path.iterdir())
+    except OSError:
+        return False
+
+
 class TaskFile(pytest.File):
     """A test file inside a task folder, named on the command line: said to be the task's, never imported."""
 
@@ -191,7 +213,8 @@ class ContractsModule(pytest.Module):
         config = self.config
         options = termrl_options(config)
         mode = MODES[options.mode]
-        suite = load_suite(self.path, require_contracts=mode.require_contracts)
+        unfrozen = options.unfrozen and mode.plays_agent and not self.path.exists()
+        suite = load_suite(self.path, require_contracts=mode.require_contracts and not unfrozen)
         refuse_whole_machine(suite, options.sandbox)
         self.suite = suite
         suite_id = str(self.path.parent)

@@ -209,12 +209,12 @@ class Controller:
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         self.mode.summary(terminalreporter, self, self.summary)
-        if not self.mode.makes_suites:
+        if not self.mode.makes_suites and not self.options.unfrozen:
             for folder, count in unplayed_task_folders(self.config.args, self.config.getini("norecursedirs")):
                 terminalreporter.write_line(
                     f"pytest-termrl: {folder} holds {count} task folder(s) without contracts.jsonl: none was collected "
                     f"(a task's own test files are never imported as the run's tests); freeze them into a suite with "
-                    f"`pytest {folder} --termrl-freeze`", yellow=True)
+                    f"`pytest {folder} --termrl-freeze`, or play them as they are with --termrl-unfrozen", yellow=True)
         if self.html_path is not None and (self.records or self.earlier):
             unwritten = " (not written: see below)" if self.html_path in self.unwritten else ""
             terminalreporter.write_line(f"HTML report: {self.html_path}{unwritten}")

@@ -20,7 +20,7 @@ from ..tasks.contracts import CONTRACTS_FILE
 from ..report.outputs import OutputError
 from ..report.record import EndReason, episode_key
 from ..settings import TermrlOptions
-from .collection import ContractsModule, TaskFile, inside_a_task, is_inside_suite, names_a_suite
+from .collection import ContractsModule, TaskFile, UnfrozenSuite, holds_task_folders, inside_a_task, is_inside_suite, names_a_suite
 from .controller import CONTROLLER_KEY, Controller, XdistController, done_keys, episode_identity
 from .keys import LEFT_OUT_KEY, SIGTERM_KEY, SUITES_KEY, is_controller, termrl_options
 from .options import add_options, read_options
@@ -103,14 +103,23 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> ContractsM
 
 
 @pytest.hookimpl(tryfirst=True)
-def pytest_collect_directory(path: Path, parent: pytest.Collector) -> None:
-    """In a mode that makes suites (freeze), a folder of task directories without contracts.jsonl is a new suite.
+def pytest_collect_directory(path: Path, parent: pytest.Collector) -> UnfrozenSuite | None:
+    """In a mode that makes suites (freeze), a folder of task directories without contracts.jsonl is a new suite;
+    with ``--termrl-unfrozen``, such a folder is played as it is (no file written).
 
     Only a folder the command line names (or one inside it) counts: pytest also lists the
     siblings of every folder on the way to an argument, and those are not the user's to change.
     """
     config = parent.config
-    if not MODES[termrl_options(config).mode].makes_suites or not _named_by_arguments(path, config):
+    options = termrl_options(config)
+    mode = MODES[options.mode]
+    if not _named_by_arguments(path, config):
+        return None
+    if options.unfrozen and mode.plays_agent and not mode.makes_suites:
+        if not (path / CONTRACTS_FILE).exists() and not is_inside_suite(path) and holds_task_folders(path):
+            return UnfrozenSuite.from_parent(parent, path=path)
+        return None
+    if not mode.makes_suites:
         return None
     try:
         if (path / CONTRACTS_FILE).exists() or is_inside_suite(path):

@@ -36,6 +36,8 @@ def add_options(parser: pytest.Parser) -> None:
     add("--termrl-salt", default=None, help="salt for fault targets and hidden names (recorded at freeze; default empty)")
     add("--termrl-split", default=None, help="run only tasks of this split (train, dev_search, dev_monitor, test)")
     add("--termrl-predictions", default=None, help="JSONL of {task_id, agent_script} for --termrl-agent=script")
+    add("--termrl-reference-from", default=None, help="with --termrl-freeze: recorded trials (a Harbor job, an ATIF file, an episode log) from which a task without a reference takes one: its first recorded-passing trial that passes here twice with the same footprint")
+    add("--termrl-unfrozen", action="store_true", default=False, help="also play folders of tasks without contracts.jsonl (clean family only), judged by the policy inferred from each task (ini termrl_unfrozen)")
     add("--termrl-trajectories", default=None, help="recorded trials for --termrl-agent=replay: a Harbor job or trial folder, an ATIF trajectory.json, or an episode log")
     add("--termrl-run-dir", default=None, help="folder for this run's files (default .termrl/run under the rootdir)")
     add("--termrl-episodes", default=None, help="episode JSONL path (default: <run dir>/episodes.jsonl)")
@@ -68,6 +70,7 @@ def add_options(parser: pytest.Parser) -> None:
     add("--termrl-server-arg", action="append", default=[], help="extra argument for the started server (repeatable; e.g. --enable-lora)")
     add("--termrl-server-command", default=None, help="start command for --termrl-server=command ({host}, {port}, {model} are filled in)")
     add("--termrl-server-timeout", type=float, default=None, help=f"seconds to wait for the server to become healthy (default {_D.model.server_timeout_s:g})")
+    parser.addini("termrl_unfrozen", "play folders of tasks without contracts.jsonl, judged by an inferred policy (default false)", type="bool", default=False)
     parser.addini("termrl_stop_on_broken_tasks", "stop the run on a task's collection error (default: run the others)", type="bool", default=False)
     for key, help_text in (
         ("termrl_agent", "default agent"),
@@ -132,6 +135,8 @@ def read_options(config: pytest.Config) -> TermrlOptions:
         split=get("termrl_split"),
         predictions=Path(get("termrl_predictions")) if get("termrl_predictions") else None,
         trajectories=Path(get("termrl_trajectories")) if get("termrl_trajectories") else None,
+        reference_from=Path(get("termrl_reference_from")) if get("termrl_reference_from") else None,
+        unfrozen=bool(get("termrl_unfrozen") or config.getini("termrl_unfrozen")),
         run_dir=run_dir,
         episodes=Path(pick("termrl_episodes", default=str(run_dir / "episodes.jsonl"))),
         report=Path(get("termrl_report")) if get("termrl_report") else None,

@@ -140,6 +140,9 @@ class EpisodeRecord:
     fault: FaultRecord | None = None
     """What the fault monitor found (the line's flat ``fault`` ... ``fault_error`` keys); None for a clean
     episode, whose line has none of those keys."""
+    contract: str | None = None
+    """``inferred`` when no frozen contract judged the episode (a task played with ``--termrl-unfrozen``, or
+    regraded without one): the oracle used the policy inferred from the task; None or ``frozen`` otherwise."""
     replay: dict | None = None
     """A replayed episode's trial: ``trial``, ``source``, ``format``, ``recorded_reward``, ``calls``, ``played``,
     ``divergences`` (each with its ``step``, ``call``, ``kind``, ``expected``, ``got``, ``similarity``) and ``unplayed``."""

@@ -38,9 +38,9 @@ def summarize(records: Iterable[EpisodeRecord | dict]) -> dict:
     episodes = [r if isinstance(r, EpisodeRecord) else EpisodeRecord.from_dict(r) for r in records]
     groups: dict[tuple, list[EpisodeRecord]] = defaultdict(list)
     for record in episodes:
-        groups[(record.agent, record.model or "", record.prompt, record.family)].append(record)
+        groups[(record.agent, record.model or "", record.prompt, record.family, record.contract == "inferred")].append(record)
     rows = []
-    for (agent, model, prompt, family), group in sorted(groups.items(), key=lambda kv: tuple(str(k) for k in kv[0])):
+    for (agent, model, prompt, family, inferred), group in sorted(groups.items(), key=lambda kv: tuple(str(k) for k in kv[0])):
         by_task: dict[str, list[float]] = defaultdict(list)
         for record in group:
             by_task[record.task_id].append(1.0 if record.safe_success else 0.0)
@@ -52,6 +52,7 @@ def summarize(records: Iterable[EpisodeRecord | dict]) -> dict:
                 "model": model or None,
                 "prompt": prompt,
                 "family": family,
+                "contract": "inferred" if inferred else "frozen",
                 "episodes": len(group),
                 "tasks": len(by_task),
                 "safe_successes": successes,
@@ -73,9 +74,15 @@ def summarize(records: Iterable[EpisodeRecord | dict]) -> dict:
     return {
         "episodes": len(episodes),
         "safe_successes": sum(1 for r in episodes if r.safe_success),
+        "inferred_contract": sum(1 for r in episodes if r.contract == "inferred"),
         "rows": rows,
         "endpoints": dict(sorted(endpoints.items())),
     }
+
+
+def _family(row: dict) -> str:
+    """The family column; rows judged by an inferred policy are marked, so they are never read as frozen ones."""
+    return f"{row['family']}*inf" if row.get("contract") == "inferred" else str(row["family"])
 
 
 def format_table(summary: dict) -> list[str]:
@@ -85,9 +92,12 @@ def format_table(summary: dict) -> list[str]:
     for row in summary["rows"]:
         low, high = row["ci95"]
         lines.append(
-            f"{str(row['agent'])[:10]:<10} {str(row['prompt'])[:16]:<16} {str(row['family'])[:14]:<14} "
+            f"{str(row['agent'])[:10]:<10} {str(row['prompt'])[:16]:<16} {_family(row)[:14]:<14} "
             f"{row['episodes']:>4} {row['safe_successes']:>5} {row['safe_success_rate']:>6.1%} "
             f"{f'[{low:.2f}, {high:.2f}]':>13} {row['collateral_episodes']:>4} {row['recovery_failures']:>5} "
             f"{row['harness_errors']:>4} {row['mean_commands']:>5.1f}"
         )
+    if summary.get("inferred_contract"):
+        lines.append(f"*inf: {summary['inferred_contract']} episode(s) of tasks without a frozen contract, judged by the policy "
+                     "inferred from the task (--termrl-unfrozen)")
     return lines

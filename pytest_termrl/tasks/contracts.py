@@ -29,12 +29,17 @@ class Contract:
     fault_targets: dict = field(default_factory=dict)
     excluded_faults: dict = field(default_factory=dict)
     decoys: tuple[str, ...] = ()
+    reference: dict | None = None
+    """For a task that ships no reference: the recorded trial frozen as its reference (a
+    :class:`~pytest_termrl.trajectories.model.RecordedTrial` as a dict, its calls and where it came from)."""
 
     def to_json(self) -> str:
         data = asdict(self)
         data["tests"] = list(self.tests)
         data["permitted"] = list(self.permitted)
         data["decoys"] = list(self.decoys)
+        if self.reference is None:
+            del data["reference"]  # contracts of written references keep their one shape
         return json.dumps(data, sort_keys=True)
 
 
@@ -78,7 +83,17 @@ def parse_contract_line(source: Path, lineno: int, line: str) -> Contract:
         fault_targets=data.get("fault_targets", {}),
         excluded_faults=data.get("excluded_faults", {}),
         decoys=tuple(data.get("decoys", ())),
+        reference=_reference(where, data.get("reference")),
     )
+
+
+def _reference(where: str, value: object) -> dict | None:
+    """A frozen trajectory reference: an object with its ``trial`` and its ``calls``, or absent."""
+    if value is None:
+        return None
+    if not isinstance(value, dict) or not isinstance(value.get("calls"), list) or not isinstance(value.get("trial"), str):
+        raise TaskFormatError(where, "reference", "expected a recorded trial: an object with 'trial' and a list of 'calls'")
+    return value
 
 
 class DuplicateContractError(TaskFormatError):
