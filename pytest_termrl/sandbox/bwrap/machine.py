@@ -21,13 +21,14 @@ from ...errors import SandboxError
 from ...oracle.decoys import plant_decoys, plant_machine_decoys
 from ...oracle.record import ChangeRecord, Slot
 from ...tasks.model import Task
-from ..base import CommandResult, ControlFiles, LayeredRoot, MiB, Sandbox, SandboxSettings
+from ..base import CommandResult, ControlFiles, KeystrokeBatch, LayeredRoot, MiB, Sandbox, SandboxSettings
 from ..control_files import HostControlFiles
 from ..hostfs import chown_tree, copy_tree
 from ..layout import AGENT_ENV, CTL_INSIDE, IO_INSIDE
 from ..limits import ResourceLimits, task_settings
 from ..shell import PersistentShell
 from ..standin_shims import BIN_INSIDE, SHIMS_INSIDE, bwrap_args as standin_args
+from ..terminal import TerminalSession
 from ..build.accounts import resolve_user
 from ..build.record import BuiltImage
 from ..build.step_run import image_slots
@@ -58,6 +59,7 @@ def resolve_account(name: str, passwd: Path) -> Account:
 class MachineSandbox(Sandbox):
     backend_name = "bwrap"
     names_agent_processes = True
+    has_terminal = True
 
     def __init__(self, settings: SandboxSettings, bwrap: str, workroot: Path, folder: Path, lowers: MachineLowers,
                  image: BuiltImage | None = None, image_layers: tuple[Path, ...] = ()) -> None:
@@ -97,6 +99,9 @@ class MachineSandbox(Sandbox):
             workdir=self._workdir,
             output_cap_chars=self.settings.output_cap_chars,
         )
+        self._terminal = TerminalSession(self._shell, self._io, CTL_INSIDE, IO_INSIDE, self.settings.output_cap_chars,
+                                         self.settings.terminal_size)
+        """The terminal session: its FIFOs lie in the output folder, a bind mount, never in the change record."""
         self._closed = False
 
     # -- what the harness reads ---------------------------------------------------------
@@ -226,8 +231,12 @@ class MachineSandbox(Sandbox):
     def run(self, command: str, timeout_s: float | None = None) -> CommandResult:
         return self._shell.run(command, timeout_s or self.settings.command_timeout_s)
 
+    def send_keys(self, batch: KeystrokeBatch) -> CommandResult:
+        return self._terminal.send_keys(batch)
+
     def stop_processes(self) -> None:
         self._shell.stop()
+        self._terminal.stop()
 
     def image_layers(self) -> list[Path]:
         return list(self._image_layers)
@@ -272,6 +281,7 @@ class MachineSandbox(Sandbox):
             return
         self._closed = True
         self._shell.stop()
+        self._terminal.stop()
         self._limits.release()
         self._storage.release()
         shutil.rmtree(self._folder, ignore_errors=True)

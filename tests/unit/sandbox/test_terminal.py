@@ -1,0 +1,213 @@
+"""The terminal session of the bwrap sandboxes on a real pseudo-terminal: programs that read keys (a REPL,
+a heredoc, less, vim), Ctrl-C, when a wait ends, a session that ended, the screen as plain text, the
+whole-machine sandbox's change record, and no process left behind."""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import require_root, require_service
+
+from pytest_termrl.sandbox import SandboxSettings
+from pytest_termrl.sandbox.base import KeystrokeBatch
+from pytest_termrl.sandbox.bwrap.backend import BwrapBackend
+from pytest_termrl.sandbox.terminal import RESTARTED
+from pytest_termrl.tasks.model import Task
+
+PROMPT = re.compile(r"\$$")
+
+
+@pytest.fixture(scope="module")
+def backend():
+    made = BwrapBackend(SandboxSettings(command_timeout_s=10.0))
+    yield made
+    made.close()
+
+
+@pytest.fixture
+def sandbox(backend):
+    made = backend.create("terminal")
+    yield made
+    made.close()
+
+
+def keys(sandbox, *typed: str, wait: float = 10.0, settle: bool = True):
+    return sandbox.send_keys(KeystrokeBatch(tuple(typed), max_wait_s=wait, settle=settle))
+
+
+def last_line(result) -> str:
+    return result.output.splitlines()[-1] if result.output else ""
+
+
+def test_the_bwrap_sandboxes_have_a_terminal_and_docker_says_it_has_none():
+    from pytest_termrl.sandbox.bwrap.backend import BwrapSandbox
+    from pytest_termrl.sandbox.bwrap.machine import MachineSandbox
+    from pytest_termrl.sandbox.docker.local import DockerSandbox
+    from pytest_termrl.sandbox.docker.machine import DockerMachineSandbox
+
+    assert BwrapSandbox.has_terminal and MachineSandbox.has_terminal
+    assert not DockerSandbox.has_terminal and not DockerMachineSandbox.has_terminal
+    docker = DockerSandbox.__new__(DockerSandbox)
+    with pytest.raises(NotImplementedError, match="the docker sandbox has no terminal session"):
+        docker.send_keys(KeystrokeBatch(("ls", "Enter")))
+
+
+def test_a_python_repl_answers_and_ctrl_d_returns_to_the_shell(sandbox):
+    assert sandbox.has_terminal
+    started = keys(sandbox, "python3", "Enter")
+    assert last_line(started) == ">>>", started.output
+    answer = keys(sandbox, "1+1", "Enter")
+    assert answer.output.splitlines()[-2:] == ["2", ">>>"], answer.output
+    back = keys(sandbox, "C-d")
+    assert PROMPT.search(last_line(back)), back.output
+    assert back.exit_code is None and not back.timed_out
+
+
+def test_a_heredoc_typed_over_several_batches_writes_its_lines(sandbox):
+    keys(sandbox, "cat > f.txt <<EOF", "Enter")
+    keys(sandbox, "first line\n")
+    keys(sandbox, "second", " line", "Enter")
+    done = keys(sandbox, "EOF", "Enter")
+    assert PROMPT.search(last_line(done)), done.output
+    assert (sandbox.home / "f.txt").read_text() == "first line\nsecond line\n"
+
+
+def test_ctrl_c_stops_a_command_and_the_prompt_is_back_at_once(sandbox):
+    keys(sandbox, "sleep 100", "Enter", wait=2)
+    interrupted = keys(sandbox, "C-c", wait=10)
+    assert interrupted.duration_s < 2, interrupted
+    assert PROMPT.search(last_line(interrupted)) and "^C" in interrupted.output, interrupted.output
+    assert "typed after" in keys(sandbox, "echo typed after", "Enter").output
+
+
+def test_less_shows_the_first_screen_and_q_quits_to_the_shells_screen(sandbox):
+    require_service(None if os.path.exists("/usr/bin/less") else "no /usr/bin/less", "less")
+    sandbox.run("seq 1 500 > long.txt")
+    paged = keys(sandbox, "less long.txt", "Enter")
+    lines = paged.output.splitlines()
+    assert lines[0] == "1" and "39" in lines and "500" not in lines, paged.output
+    assert len(lines) <= 40
+    back = keys(sandbox, "q")
+    assert PROMPT.search(last_line(back)) and "less long.txt" in back.output, back.output
+    assert "39" not in back.output.splitlines(), "leaving less shows the shell's screen again"
+
+
+def test_vim_inserts_text_and_writes_the_file(sandbox):
+    vim = next((p for p in ("/usr/bin/vim", "/usr/bin/vim.tiny", "/usr/bin/vi") if os.path.exists(p)), None)
+    require_service(None if vim else "no vim, vim.tiny nor vi in /usr/bin", "vim")
+    keys(sandbox, f"{vim} notes.txt", "Enter")
+    keys(sandbox, "i", "hello from vim")
+    keys(sandbox, "Escape")
+    done = keys(sandbox, ":wq", "Enter")
+    assert PROMPT.search(last_line(done)), done.output
+    assert (sandbox.home / "notes.txt").read_text() == "hello from vim\n"
+
+
+def test_a_settled_wait_ends_when_the_prompt_is_back(sandbox):
+    keys(sandbox, "true", "Enter")  # the session starts
+    quick = keys(sandbox, "echo hi", "Enter", wait=10)
+    assert quick.output.splitlines()[-2:][0] == "hi" and not quick.timed_out
+    assert quick.duration_s < 1, "the prompt's marker ends the wait, well before the quiet moment"
+    whole = keys(sandbox, "echo again", "Enter", wait=1.5, settle=False)
+    assert whole.duration_s >= 1.5 and not whole.timed_out and "again" in whole.output
+
+
+def test_output_still_coming_at_the_cap_is_a_timeout_and_is_cut_head_and_tail(sandbox):
+    flood = keys(sandbox, "yes termrl", "Enter", wait=1.5)
+    assert flood.timed_out and flood.output_truncated
+    assert len(flood.output) < sandbox.settings.output_cap_chars + 200 and "output cut" in flood.output
+    stopped = keys(sandbox, "C-c")
+    assert PROMPT.search(last_line(stopped)), stopped.output[-500:]
+
+
+def test_a_session_that_ended_is_started_anew_and_says_so(sandbox):
+    keys(sandbox, "cd /tmp; export MARK=kept", "Enter")
+    ended = keys(sandbox, "exit", "Enter")
+    assert ended.duration_s < 2 and RESTARTED not in ended.output
+    again = keys(sandbox, "echo $PWD", "Enter")
+    assert again.output.splitlines()[0] == RESTARTED
+    assert "/home/user" in again.output.splitlines()[-2], "a new session starts where the persistent shell is"
+    sandbox.run("sleep 5", timeout_s=0.5)  # a timeout kills every process, the terminal's too
+    after_kill = keys(sandbox, "echo alive", "Enter")
+    assert after_kill.output.startswith(RESTARTED + "\n") and "alive" in after_kill.output
+
+
+def test_the_session_starts_in_the_shells_directory_with_its_exported_variables(sandbox):
+    sandbox.run("mkdir -p work && cd work && export GREETING=hello")
+    shown = keys(sandbox, "echo $GREETING from $PWD $TERM", "Enter")
+    assert "hello from /home/user/work xterm" in shown.output.splitlines()
+
+
+def test_the_screen_holds_no_escape_sequence(sandbox):
+    shown = keys(sandbox, r"printf '\033[1;31mred\033[0m \033]0;title\007plain\n'; ls --color=always /", "Enter")
+    assert "red plain" in shown.output.splitlines()
+    assert not re.search(r"[\x00-\x08\x0b-\x1f\x7f]", shown.output), repr(shown.output)
+
+
+def test_without_script_the_session_runs_on_pythons_pty_module(sandbox):
+    sandbox.run('mkdir ~/bin-nos && for t in bash python3 setsid stty; do ln -s "$(command -v $t)" ~/bin-nos/$t; done; '
+                'export PATH=~/bin-nos')
+    shown = keys(sandbox, "IFS= read -r -d '' parent </proc/$PPID/cmdline; echo parent=$parent", "Enter")
+    assert "parent=python3" in shown.output.splitlines(), shown.output
+
+
+def _terminal_pids(pids: list[int]) -> list[int]:
+    found = []
+    for pid in pids:
+        try:
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            continue
+        if cmdline.startswith(b"script\0") or b"--rcfile\0" in cmdline:
+            found.append(pid)
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z"
+
+
+def test_no_process_is_left_after_stop_processes(sandbox):
+    keys(sandbox, "sleep 300 &", "Enter")
+    keys(sandbox, "cat", "Enter")  # a program in the foreground, reading the terminal
+    pids = sandbox.agent_pids()
+    terminal = _terminal_pids(pids)
+    assert len(terminal) >= 2, "script and the session's bash are the agent's processes"
+    sandbox.stop_processes()
+    deadline = time.monotonic() + 5
+    while any(_alive(pid) for pid in pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not [pid for pid in pids if _alive(pid)]
+    assert sandbox.agent_pids() == []
+
+
+def test_the_machine_sandboxs_change_record_holds_what_was_typed_and_not_the_fifos(backend, tmp_path):
+    require_root("a whole-machine sandbox")
+    require_service(BwrapBackend.whole_machine_problem(), "whole-machine sandboxes")
+    task = Task(id="typed", title="typed", instruction="-", root=tmp_path, user="user")
+    machine = backend.create("typed", task)
+    try:
+        machine.prepare(task)
+        before = set(machine.change_record().read().entries)
+        assert machine.has_terminal
+        written = keys(machine, "echo typed > ~/typed.txt; id -un", "Enter")
+        assert PROMPT.search(last_line(written)) and "user" in written.output.splitlines(), written.output
+        keys(machine, "exit", "Enter")
+        entries = set(machine.change_record().read().entries)
+        changed = entries - before
+        assert "/home/user/typed.txt" in changed
+        assert changed <= {"/home", "/home/user", "/home/user/typed.txt"}, "the file and the folders it was copied up in"
+        assert not [path for path in entries if "term." in path or "termrl" in path], "the FIFOs lie outside the record"
+        machine.stop_processes()
+        assert machine.agent_pids() == []
+    finally:
+        machine.close()
