@@ -114,6 +114,22 @@ class Replay(Policy):
         return 200, completion(body, self.final, [])
 
 
+class Keys(Policy):
+    """One ``send_keys`` call per reply for each batch of keys in turn (a Terminus-style agent), then a final answer."""
+
+    def __init__(self, batches: list[list[str]] | None = None, wait_s: float = 2.0, final: str = "Done.") -> None:
+        self.batches = [list(b) for b in (batches if batches is not None else [["echo hi", "Enter"]])]
+        self.wait_s = wait_s
+        self.final = final
+
+    def respond(self, body, request_no):
+        i = position(body)
+        if i < len(self.batches):
+            arguments = json.dumps({"keys": self.batches[i], "wait_s": self.wait_s})
+            return 200, completion(body, None, [tool_call(i, arguments, name="send_keys")])
+        return 200, completion(body, self.final, [])
+
+
 MALFORMED_KINDS = ("bad_json", "unknown_tool", "missing_arg")
 
 
@@ -311,6 +327,7 @@ POLICIES: dict[str, type[Policy]] = {
     "repeated_ids": RepeatedIds,
     "reference": Reference,
     "per_task": PerTask,
+    "keys": Keys,
 }
 
 

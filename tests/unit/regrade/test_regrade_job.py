@@ -69,7 +69,8 @@ def test_the_summary_counts_agreement_skips_and_damage(regraded):
     assert summary["agreed"] == 4 and summary["compared"] == 5 and summary["agreement"] == 0.8
     assert summary["confusion"] == {"recorded_pass": {"here_pass": 3, "here_fail": 1}, "recorded_fail": {"here_pass": 0, "here_fail": 1}}
     assert summary["passing_with_collateral"] == 1 and summary["collateral_per_kind"] == {"deleted": 1}
-    assert list(summary["skipped_reasons"]) == ["PATH the trial ended in AgentTimeoutError: Agent execution timed out after N seconds and has no reward; expected a graded trial (verifier_result.rewards or verifier/reward.txt)"[:160]]
+    (reason,) = summary["skipped_reasons"]
+    assert reason.startswith("PATH the trial ended in AgentTimeoutError: Agent execution timed out after N seconds and has no reward")
     assert set(summary["per_trial_s"]) == {"build_s", "replay_s", "grade_s"}
 
 
