@@ -10,7 +10,8 @@ tried as written, from the current folder and from the job's parent. Each trial 
 by the replay agent (:mod:`.agents.replay`) against its task, graded by the task's grader,
 and judged by the collateral oracle: against the task's frozen contract when its folder
 is a suite's, else against the policy inferred from the task (:mod:`.oracle.inferred`;
-the trial then says ``contract: inferred``).
+the trial then says ``contract: inferred``). ``--policy inferred`` judges every trial by the
+inferred policy, which measures that policy against tasks whose footprint is known.
 
 The JSON file is ``{"summary": {...}, "trials": [...]}``; :mod:`.regrade_summary` says
 what the summary holds. The HTML report shows the replays as a run's episodes, with the
@@ -51,6 +52,8 @@ class Job:
     trial: RecordedTrial
     task_dir: Path | None
     blocked: str | None = None
+    policy: str = "contract"
+    """``contract``: the suite's frozen contract where there is one; ``inferred``: always the inferred policy."""
 
 
 def task_index(folders: list[Path]) -> tuple[dict[str, Path], list[str]]:
@@ -93,10 +96,10 @@ def _start_worker(backend: str, command_timeout_s: float) -> None:
     _HARNESS = default_harness(backend, command_timeout_s=command_timeout_s)
 
 
-def _loaded(task_dir: Path) -> tuple[LoadedTask, bool]:
-    """The task, with its contract when its folder is a suite's (else judged by the inferred policy: True)."""
+def _loaded(task_dir: Path, policy: str) -> tuple[LoadedTask, bool]:
+    """The task, with its contract when its folder is a suite's (else, or with ``policy`` inferred, judged by the inferred policy: True)."""
     suite_file = task_dir.parent / CONTRACTS_FILE
-    if suite_file.is_file():
+    if suite_file.is_file() and policy == "contract":
         try:
             suite = load_suite(suite_file)
             for loaded in suite.tasks:
@@ -116,7 +119,7 @@ def regrade_one(job: Job) -> dict:
     timings: dict[str, float] = {}
     started = time.monotonic()
     try:
-        loaded, inferred = _loaded(job.task_dir)
+        loaded, inferred = _loaded(job.task_dir, job.policy)
     except (TermrlError, OSError, ValueError) as exc:
         return trial_row(trial, None, None, blocked=f"the task does not load: {exc}")
     task = loaded.task
@@ -145,7 +148,7 @@ def _one_line(exc: BaseException) -> str:
 
 
 # -- the command ------------------------------------------------------------------------
-def plan(paths: list[Path], tasks: list[Path]) -> tuple[list[Job], list[Skipped], list[str]]:
+def plan(paths: list[Path], tasks: list[Path], policy: str = "contract") -> tuple[list[Job], list[Skipped], list[str]]:
     """The trials under ``paths`` matched to their tasks; what could not be read; the task folders' problems."""
     trials: list[RecordedTrial] = []
     skipped: list[Skipped] = []
@@ -157,7 +160,7 @@ def plan(paths: list[Path], tasks: list[Path]) -> tuple[list[Job], list[Skipped]
     jobs = []
     for number, trial in enumerate(trials):
         task_dir, why = find_task(trial, index, bool(tasks))
-        jobs.append(Job(number, trial, task_dir, why))
+        jobs.append(Job(number, trial, task_dir, why, policy))
     return jobs, skipped, problems
 
 
@@ -178,12 +181,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, required=True, help="write {summary, trials} here")
     parser.add_argument("--html", type=Path, default=None, help="also write an HTML report of the replays here")
     parser.add_argument("--sandbox", default="bwrap", help="sandbox backend (default bwrap)")
+    parser.add_argument("--policy", choices=("contract", "inferred"), default="contract",
+                        help="judge by the suite's frozen contract where there is one (default), or always by the policy inferred from the task")
     parser.add_argument("--command-timeout", type=float, default=30.0, help="longest wait per replayed call, in seconds")
     args = parser.parse_args(argv)
     for folder in args.tasks:
         if not folder.is_dir():
             parser.error(f"--tasks {folder}: not a folder: expected a folder holding task folders")
-    jobs, skipped, problems = plan(args.paths, args.tasks)
+    jobs, skipped, problems = plan(args.paths, args.tasks, args.policy)
     for item in skipped:
         print(f"regrade: skipped {item}", file=sys.stderr)
     for problem in problems:

@@ -6,7 +6,9 @@ against a policy read from what the task says. The rule, in order:
 
 1. Every path the instruction, the tests or the grader script name (absolute, or relative
    to the workdir: ``/app/out.csv``, ``data/input.txt``, ``~/notes``) may change in every
-   way, and so may everything below it: these are the task's own objects.
+   way, and so may everything below it: these are the task's own objects. The tests' and
+   the grader's mentions of programs and libraries (``#!/bin/bash``, ``/usr/bin/python3``)
+   do not count: a grader runs them, it does not ask for them to change.
 2. The workdir's own entry may change (a task that writes files there touches it).
 3. What installing software changes is permitted: the package managers' state and caches
    (``/var/lib/dpkg``, ``/var/lib/apt``, ``/var/cache``, ``/var/log``), the library cache
@@ -44,16 +46,21 @@ USER_STATE = (".cache", ".local", ".npm", ".cargo", ".rustup", ".config/pip", ".
 """Per-user caches and histories, under each home (rule 3)."""
 HOMES = ("/root", "/home/user", "/home/agent")
 
-_ABSOLUTE = re.compile(r"(?<![\w.$\-])(/(?:[\w.+@%-]+/?)+)")
+_ABSOLUTE = re.compile(r"(?<![\w.$~\-])(/(?:[\w.+@%-]+/?)+)")
 _TILDE = re.compile(r"~/((?:[\w.+@%-]+/?)+)")
 _RELATIVE = re.compile(r"(?<![\w/.$~-])((?:\./)?[\w+@%-][\w.+@%-]*(?:/[\w.+@%-]+)*\.[A-Za-z0-9]{1,8}|(?:\./)?[\w+@%-]+(?:/[\w.+@%-]+)+/?)(?![\w/])")
+_PROGRAMS = ("/bin/", "/sbin/", "/usr/bin/", "/usr/sbin/", "/lib/", "/lib64/", "/usr/lib/", "/usr/libexec/")
+"""Where the programs a grader runs live: its mentions of them are not the task's objects."""
 _SYSTEM_ROOTS = ("/", "/bin", "/sbin", "/usr", "/usr/bin", "/usr/lib", "/lib", "/lib64", "/etc", "/var", "/dev", "/proc", "/sys", "/home", "/opt", "/srv")
 """Named alone, these would permit the whole system: a path must name something below them."""
 _ALL = frozenset(CHANGE_KINDS)
 
 
-def named_paths(text: str, workdir: str, home: str) -> set[str]:
-    """The absolute paths ``text`` names: absolute ones, ``~/`` ones at the home, relative ones (with a folder or an extension) at the workdir."""
+def named_paths(text: str, workdir: str, home: str, programs: bool = True) -> set[str]:
+    """The absolute paths ``text`` names: absolute ones, ``~/`` ones at the home, relative ones (with a folder or an extension) at the workdir.
+
+    ``programs=False`` leaves out paths where programs and libraries live (a grader's mentions).
+    """
     found: set[str] = set()
     for match in _ABSOLUTE.finditer(text):
         found.add(match.group(1))
@@ -66,6 +73,9 @@ def named_paths(text: str, workdir: str, home: str) -> set[str]:
         found.add(f"{workdir.rstrip('/')}/{word.removeprefix('./')}")
     paths = set()
     for path in found:
+        path = path.rstrip(".,:;")
+        if not programs and path.startswith(_PROGRAMS):
+            continue
         try:
             clean = normalize_path(path)
         except ValueError:  # '..' in it: not a path this rule can trust
@@ -75,8 +85,8 @@ def named_paths(text: str, workdir: str, home: str) -> set[str]:
     return paths
 
 
-def _texts(task: Task) -> list[str]:
-    texts = [task.instruction]
+def _grader_texts(task: Task) -> list[str]:
+    texts = []
     for folder in [task.tests_dir, *(step.tests_dir for step in task.steps)]:
         if folder is None or not Path(folder).is_dir():
             continue
@@ -90,9 +100,9 @@ def inferred_permissions(task: Task) -> list[Permission]:
     """The inferred policy of ``task`` (the module's rules), as absolute-path permissions."""
     workdir = normalize_path(task.workdir) if task.workdir.startswith("/") else "/home/user"
     home = "/root" if task.whole_machine and task.user in (None, "root") else "/home/user"
-    named: set[str] = set()
-    for text in _texts(task):
-        named |= named_paths(text, workdir, home)
+    named = named_paths(task.instruction, workdir, home)
+    for text in _grader_texts(task):
+        named |= named_paths(text, workdir, home, programs=False)
     permissions = [Permission(path, _ALL, prefix=True) for path in sorted(named)]
     permissions.append(Permission(workdir, _ALL))
     permissions += [Permission(path, _ALL, prefix=True) for path in (*INSTALL_STATE, *SCRATCH)]
