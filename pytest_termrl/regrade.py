@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -143,6 +144,14 @@ def regrade_one(job: Job) -> dict:
     return trial_row(trial, task, record, timings=timings)
 
 
+_CONTROL = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def plain(text: str) -> str:
+    """A line for the terminal: names read from recorded files may hold escape sequences, which are taken out."""
+    return _CONTROL.sub("", text)
+
+
 def _one_line(exc: BaseException) -> str:
     return " ".join(f"{type(exc).__name__}: {exc}".split())[:500]
 
@@ -190,18 +199,18 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(f"--tasks {folder}: not a folder: expected a folder holding task folders")
     jobs, skipped, problems = plan(args.paths, args.tasks, args.policy)
     for item in skipped:
-        print(f"regrade: skipped {item}", file=sys.stderr)
+        print(plain(f"regrade: skipped {item}"), file=sys.stderr)
     for problem in problems:
-        print(f"regrade: a task under --tasks does not load: {problem}", file=sys.stderr)
+        print(plain(f"regrade: a task under --tasks does not load: {problem}"), file=sys.stderr)
     started = time.monotonic()
     rows = run(jobs, max(1, args.n), args.sandbox, args.command_timeout)
     summary = summarise(rows, skipped, time.monotonic() - started, max(1, args.n))
     write_whole(args.json, json.dumps({"summary": summary, "trials": rows}, indent=1, sort_keys=False) + "\n")
     if args.html is not None:
         records = [row["episode"] for row in rows if row.get("episode")]
-        write_html(args.html, [Run("regrade", records, str(args.json), notes=summary["lines"])], title="pytest-termrl regrade")
+        write_html(args.html, [Run("regrade", records, str(args.json), notes=[plain(line) for line in summary["lines"]])], title="pytest-termrl regrade")
     for line in summary["lines"]:
-        print(line)
+        print(plain(line))
     print(f"regrade: {args.json}" + (f", {args.html}" if args.html else ""))
     return 0
 

@@ -100,3 +100,18 @@ def test_trials_whose_task_is_missing_or_unreadable_are_blocked_or_skipped_and_t
     assert rows["other__b1"]["blocked"] == "task etc / no-such-task not found under --tasks"
     assert rows["greeting__a1"]["agree"] is True
     assert data["summary"]["skipped"] == 3 and data["summary"]["blocked"] == 1
+
+
+def test_names_read_from_recorded_files_reach_the_terminal_without_escape_sequences(tmp_path, capsys):
+    job = tmp_path / "job"
+    (job).mkdir()
+    shutil.copytree(DATA / "job" / "greeting__a4", job / "greeting__a4")
+    result = json.loads((job / "greeting__a4" / "result.json").read_text())
+    result["trial_name"] = "evil\x1b[2J\x1b]0;pwned\x07\x9b"
+    (job / "greeting__a4" / "result.json").write_text(json.dumps(result))
+    assert regrade.main([str(job), "--tasks", str(DATA / "tasks"), "--json", str(tmp_path / "r.json"), "--html", str(tmp_path / "r.html")]) == 0
+    out = capsys.readouterr().out
+    assert "regrade: flip evil]0;pwned (greeting)" in out or "regrade: flip evil (greeting)" in out
+    assert "\x1b" not in out and "\x07" not in out and "\x9b" not in out
+    assert json.loads((tmp_path / "r.json").read_text())["trials"][0]["trial"] == result["trial_name"]
+    assert "\x1b" not in (tmp_path / "r.html").read_text()
