@@ -17,6 +17,7 @@ something the task did not ask for, per task and per kind of damage.
 
 from __future__ import annotations
 
+import os
 import re
 from collections import Counter
 from typing import Any
@@ -105,9 +106,10 @@ def trial_row(trial: RecordedTrial, task: Task | None, record: dict | None, *, b
 
 
 def _reason_kind(text: str) -> str:
-    """A blocked or skipped reason with its particulars taken out, to count alike reasons together."""
-    text = re.sub(r"\S*/\S+", "PATH", text)
-    return re.sub(r"\d+(\.\d+)?", "N", text)[:160]
+    """A blocked or skipped reason with its particulars (the files it names, numbers) taken out, to count alike reasons together."""
+    words = [("PATH" + word[len(word.rstrip(":;,")):]) if "/" in word and os.path.lexists(word.rstrip(":;,")) else word
+             for word in text.split(" ")]
+    return re.sub(r"\b\d+(\.\d+)?\b", "N", " ".join(words))[:200]
 
 
 def _flip_reasons(row: dict) -> list[str]:
@@ -172,8 +174,12 @@ def summarise(rows: list[dict], skipped: list[Skipped], elapsed_s: float, worker
         f"regrade: {summary['trials']} trial(s): {len(regraded)} regraded, {summary['blocked']} blocked, {len(skipped)} skipped",
         f"regrade: agreement with the recorded verdict {rate} ({agreed}/{len(compared)}); "
         f"recorded pass -> here fail {matrix['recorded_pass']['here_fail']}, recorded fail -> here pass {matrix['recorded_fail']['here_pass']}",
+        f"regrade: agreement table: recorded pass: here pass {matrix['recorded_pass']['here_pass']}, here fail "
+        f"{matrix['recorded_pass']['here_fail']}; recorded fail: here pass {matrix['recorded_fail']['here_pass']}, here fail "
+        f"{matrix['recorded_fail']['here_fail']}",
         f"regrade: {len(damaged)} of {len(passing)} recorded-passing trial(s) changed something the task did not permit",
     ]
+    lines += [f"regrade: damage in passing trials of {task}: {n}" for task, n in per_task.most_common(10)]
     lines += [f"regrade: blocked ({n}): {reason}" for reason, n in blocked.most_common(5)]
     lines += [f"regrade: skipped ({n}): {reason}" for reason, n in skipped_reasons.most_common(5)]
     lines += [f"regrade: flip {f['trial']} ({f['task']}): recorded {f['recorded_reward']}, here {f['reward']}: {'; '.join(f['why'])}" for f in flips[:20]]

@@ -70,7 +70,8 @@ def test_the_summary_counts_agreement_skips_and_damage(regraded):
     assert summary["confusion"] == {"recorded_pass": {"here_pass": 3, "here_fail": 1}, "recorded_fail": {"here_pass": 0, "here_fail": 1}}
     assert summary["passing_with_collateral"] == 1 and summary["collateral_per_kind"] == {"deleted": 1}
     (reason,) = summary["skipped_reasons"]
-    assert reason.startswith("PATH the trial ended in AgentTimeoutError: Agent execution timed out after N seconds and has no reward")
+    assert reason == ("PATH: the trial ended in AgentTimeoutError: Agent execution timed out after N seconds and has no reward; "
+                      "expected a graded trial (verifier_result.rewards or verifier/reward.txt)")
     assert set(summary["per_trial_s"]) == {"build_s", "replay_s", "grade_s"}
 
 
@@ -79,6 +80,7 @@ def test_the_html_report_shows_the_replays_and_the_agreement(regraded):
     page = (out / "r.html").read_text()
     assert "<title>pytest-termrl regrade</title>" in page
     assert "agreement with the recorded verdict 80.0% (4/5)" in page
+    assert "agreement table: recorded pass: here pass 3, here fail 1; recorded fail: here pass 0, here fail 1" in page
 
 
 def test_trials_whose_task_is_missing_or_unreadable_are_blocked_or_skipped_and_the_others_regrade(tmp_path):
