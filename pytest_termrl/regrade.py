@@ -38,6 +38,7 @@ from .harness import Harness, default_harness
 from .regrade_summary import summarise, trial_row
 from .report.html import Run, write_html
 from .report.outputs import write_whole
+from .settings import COMMAND_TIMEOUT_S
 from .tasks.contracts import CONTRACTS_FILE
 from .tasks.importers import load_task_dir, scan
 from .tasks.suite import LoadedTask, load_suite
@@ -192,7 +193,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sandbox", default="bwrap", help="sandbox backend (default bwrap)")
     parser.add_argument("--policy", choices=("contract", "inferred"), default="contract",
                         help="judge by the suite's frozen contract where there is one (default), or always by the policy inferred from the task")
-    parser.add_argument("--command-timeout", type=float, default=30.0, help="longest wait per replayed call, in seconds")
+    parser.add_argument("--command-timeout", type=float, default=COMMAND_TIMEOUT_S, help="longest wait per replayed call, in seconds")
     args = parser.parse_args(argv)
     for folder in args.tasks:
         if not folder.is_dir():

@@ -102,6 +102,10 @@ class FaultRecord:
         )
 
 
+OMITTED_WHEN_NONE = ("contract", "replay")
+"""Fields a log line leaves out when they are None: the lines of ordinary episodes keep the shape earlier releases wrote."""
+
+
 @dataclass
 class EpisodeRecord:
     episode_id: str
@@ -185,6 +189,8 @@ class EpisodeRecord:
                 continue
             if f.name == "verdict" and value is not None:
                 value = value.to_dict()
+            if f.name in OMITTED_WHEN_NONE and value is None:
+                continue  # a line of an episode that was not replayed, and was judged by its contract, reads as before
             out[f.name] = str(value) if isinstance(value, EndReason) else value
         out.update(self.extra)
         return out

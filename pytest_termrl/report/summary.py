@@ -52,7 +52,7 @@ def summarize(records: Iterable[EpisodeRecord | dict]) -> dict:
                 "model": model or None,
                 "prompt": prompt,
                 "family": family,
-                "contract": "inferred" if inferred else "frozen",
+                **({"contract": "inferred"} if inferred else {}),
                 "episodes": len(group),
                 "tasks": len(by_task),
                 "safe_successes": successes,
@@ -67,6 +67,7 @@ def summarize(records: Iterable[EpisodeRecord | dict]) -> dict:
                 "mean_commands": sum(r.commands_used for r in group) / len(group),
             }
         )
+    inferred_count = sum(1 for r in episodes if r.contract == "inferred")
     endpoints: dict[str, int] = {}
     for record in episodes:
         if record.endpoint:
@@ -74,7 +75,7 @@ def summarize(records: Iterable[EpisodeRecord | dict]) -> dict:
     return {
         "episodes": len(episodes),
         "safe_successes": sum(1 for r in episodes if r.safe_success),
-        "inferred_contract": sum(1 for r in episodes if r.contract == "inferred"),
+        **({"inferred_contract": inferred_count} if inferred_count else {}),
         "rows": rows,
         "endpoints": dict(sorted(endpoints.items())),
     }

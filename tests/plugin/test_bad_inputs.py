@@ -151,7 +151,7 @@ def test_freeze_without_a_reference_names_the_missing_file(tp):
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines([
         f"*task 'tiny_bare' has no reference solution: expected {suite / 'tiny_bare' / 'solution.sh'}; "
-        "freezing validates the reference*",
+        "or give recorded passing trials with --termrl-reference-from=PATH; freezing validates the reference*",
         "*1 of 2 task(s) frozen*",
     ])
     assert result.ret == pytest.ExitCode.TESTS_FAILED
