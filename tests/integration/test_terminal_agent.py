@@ -51,3 +51,19 @@ def test_without_the_terminal_tool_the_call_is_refused_and_nothing_is_typed(harn
     assert [tool["function"]["name"] for tool in requests[0]["tools"]] == ["bash"]
     refusals = [m["content"] for m in outcome.transcript if m["role"] == "tool"]
     assert refusals and all("unknown tool 'send_keys'" in text for text in refusals)
+
+
+def test_a_typed_episode_written_to_the_log_replays_to_the_same_verdict(harness, task, tmp_path):
+    from pytest_termrl.agents.replay import ReplayAgent
+    from pytest_termrl.trajectories.discover import read_recorded
+
+    outcome, _ = _play(harness, task, terminal=True)
+    log = tmp_path / "episodes.jsonl"
+    log.write_text(json.dumps(outcome.to_record().to_dict()) + "\n")
+    (trial,), skipped = read_recorded(log)
+    assert skipped == [] and [c.keys for c in trial.calls] == [tuple(batch) for batch in REPL]
+    replayed = harness.play_fresh(task, ReplayAgent(), "replayed", recorded=trial).outcome
+    assert replayed.safe_success, replayed.failure_text()
+    record = replayed.to_record().to_dict()
+    assert [c["keys"] for c in record["commands"]] == REPL
+    assert record["replay"]["divergences"] == []
