@@ -1,4 +1,4 @@
-"""The episode loop: agent turn -> one command in the shell -> monitors -> limits -> stop -> verify.
+"""The episode loop: agent turn -> one command in the shell (or keys into the terminal session) -> monitors -> limits -> stop -> verify.
 
 Pure library code: the plugin, the training loop and scripts all run episodes through here,
 by :func:`run_episode`. One episode is an :class:`Episode` (Harbor's trial shape): it holds what

@@ -21,6 +21,7 @@ agreement table above them.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import re
@@ -41,7 +42,7 @@ from .report.outputs import write_whole
 from .settings import COMMAND_TIMEOUT_S
 from .tasks.contracts import CONTRACTS_FILE
 from .tasks.importers import load_task_dir, scan
-from .tasks.suite import LoadedTask, load_suite
+from .tasks.suite import LoadedTask, Suite, load_suite
 from .trajectories.discover import read_recorded
 from .trajectories.model import RecordedTrial, Skipped
 
@@ -103,13 +104,19 @@ def _loaded(task_dir: Path, policy: str) -> tuple[LoadedTask, bool]:
     suite_file = task_dir.parent / CONTRACTS_FILE
     if suite_file.is_file() and policy == "contract":
         try:
-            suite = load_suite(suite_file)
+            suite = _suite(suite_file)
             for loaded in suite.tasks:
                 if loaded.task.root.resolve() == task_dir.resolve() and loaded.contract is not None:
                     return loaded, False
         except TermrlError:
             pass  # a suite that does not load: judged as an unfrozen task
     return LoadedTask(load_task_dir(task_dir), None), True
+
+
+@functools.lru_cache(maxsize=8)
+def _suite(contracts: Path) -> Suite:
+    """A suite read once per worker: every trial of its tasks needs it, and reading it hashes every task's files."""
+    return load_suite(contracts)
 
 
 def regrade_one(job: Job) -> dict:
