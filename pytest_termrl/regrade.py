@@ -187,7 +187,14 @@ def run(jobs: list[Job], workers: int, backend: str, command_timeout_s: float) -
         _start_worker(backend, command_timeout_s)
         return [regrade_one(job) for job in jobs]
     with ProcessPoolExecutor(max_workers=workers, initializer=_start_worker, initargs=(backend, command_timeout_s)) as pool:
-        return list(pool.map(regrade_one, jobs))
+        futures = [pool.submit(regrade_one, job) for job in jobs]
+        rows = []
+        for job, future in zip(jobs, futures):
+            try:
+                rows.append(future.result())
+            except Exception as exc:  # noqa: BLE001 - a worker killed mid-trial: that trial is counted as blocked, never lost
+                rows.append(trial_row(job.trial, None, None, blocked=f"the regrade worker died: {_one_line(exc)}"))
+        return rows
 
 
 def main(argv: list[str] | None = None) -> int:

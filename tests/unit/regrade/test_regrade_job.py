@@ -117,3 +117,28 @@ def test_names_read_from_recorded_files_reach_the_terminal_without_escape_sequen
     assert "\x1b" not in out and "\x07" not in out and "\x9b" not in out
     assert json.loads((tmp_path / "r.json").read_text())["trials"][0]["trial"] == result["trial_name"]
     assert "\x1b" not in (tmp_path / "r.html").read_text()
+
+
+_REGRADE_ONE = regrade.regrade_one
+
+
+def _dies_on_a4(job):
+    """A worker that is killed while it regrades greeting__a4 (module-level: the pool pickles it by name)."""
+    import os
+    import signal
+
+    if job.trial.trial == "greeting__a4":
+        os.kill(os.getpid(), signal.SIGKILL)
+    return _REGRADE_ONE(job)
+
+
+def test_a_worker_killed_mid_trial_blocks_its_trials_and_loses_no_finished_one(monkeypatch):
+    monkeypatch.setattr(regrade, "regrade_one", _dies_on_a4)
+    jobs, _, _ = regrade.plan([DATA / "job"], [DATA / "tasks"])
+    rows = regrade.run(jobs, 2, "bwrap", 10.0)
+    assert [row["trial"] for row in rows] == [job.trial.trial for job in jobs]
+    died = [row for row in rows if (row["blocked"] or "").startswith("the regrade worker died")]
+    assert "greeting__a4" in {row["trial"] for row in died}
+    finished = [row for row in rows if row["blocked"] is None]
+    assert finished and finished[0]["trial"] == "greeting__a1" and finished[0]["agree"] is True
+    assert len(died) + len(finished) == len(rows)
