@@ -36,7 +36,7 @@ from ..layout import AGENT_ENV, CTL_INSIDE, HOME_INSIDE, IO_INSIDE, SandboxFolde
 from ..limits import ResourceLimits, remove_stale_cgroups, task_settings
 from ..shell import PersistentShell
 from ..standin_shims import bwrap_args as standin_args
-from ..terminal import TerminalSession
+from ..terminal_fifos import fifo_terminal
 
 
 class BwrapBackend(SandboxBackend):
@@ -264,7 +264,7 @@ class BwrapSandbox(Sandbox):
             workdir=HOME_INSIDE,
             output_cap_chars=s.output_cap_chars,
         )
-        self._terminal = TerminalSession(self._shell, self._io, CTL_INSIDE, IO_INSIDE, s.output_cap_chars, s.terminal_size)
+        self._terminal = fifo_terminal(self._shell, self._io, CTL_INSIDE, IO_INSIDE, s.output_cap_chars, s.terminal_size)
         self._closed = False
         self._warm = False
         self._alias: str | None = None

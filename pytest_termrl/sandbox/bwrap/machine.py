@@ -28,7 +28,7 @@ from ..layout import AGENT_ENV, CTL_INSIDE, IO_INSIDE
 from ..limits import ResourceLimits, task_settings
 from ..shell import PersistentShell
 from ..standin_shims import BIN_INSIDE, SHIMS_INSIDE, bwrap_args as standin_args
-from ..terminal import TerminalSession
+from ..terminal_fifos import fifo_terminal
 from ..build.accounts import resolve_user
 from ..build.record import BuiltImage
 from ..build.step_run import image_slots
@@ -99,8 +99,8 @@ class MachineSandbox(Sandbox):
             workdir=self._workdir,
             output_cap_chars=self.settings.output_cap_chars,
         )
-        self._terminal = TerminalSession(self._shell, self._io, CTL_INSIDE, IO_INSIDE, self.settings.output_cap_chars,
-                                         self.settings.terminal_size)
+        self._terminal = fifo_terminal(self._shell, self._io, CTL_INSIDE, IO_INSIDE, self.settings.output_cap_chars,
+                                       self.settings.terminal_size)
         """The terminal session: its FIFOs lie in the output folder, a bind mount, never in the change record."""
         self._closed = False
 

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Iterator
 from ...errors import SandboxError
 from ...tasks.importers.dockerfile import HARNESS_BASE_REPOSITORY, is_generic_base
 from ...tasks.model import ImageSpec, Task
-from ..base import CommandResult, ControlFiles, IsolatedRequest, Sandbox
+from ..base import CommandResult, ControlFiles, IsolatedRequest, KeystrokeBatch, Sandbox
 from ..control_files import HostControlFiles
 from ..hostfs import chown_tree, copy_tree, snapshot_home
 from .images.client import DEFAULT_TAG, ImageError, image_exists
@@ -38,11 +38,13 @@ from ..layout import AGENT_ENV, CTL_INSIDE, HOME_INSIDE, IO_INSIDE, workdir_alia
 from ..limits import task_settings
 from ..shell import PersistentShell
 from ..standin_shims import AGENT_PATH, SHIMS_INSIDE, shim_folder
+from ..terminal import TerminalSession
 from .images.toolchain import toolchain_image_for
 from .engine import DockerEngine
 from .exec import ExecChannel, ExecStream
 from .kill import cgroup_procs, kill_inside, kill_through_cgroup
 from .layout import STORAGE_NOT_ENFORCED, narrow_system_mounts, skeleton_binds
+from .terminal_exec import TtyExecChannel, open_terminal_exec
 
 if TYPE_CHECKING:
     from docker.models.containers import Container
@@ -53,6 +55,7 @@ AGENT_SHELL_ENV = {**AGENT_ENV, "PATH": AGENT_PATH}
 
 class DockerSandbox(Sandbox):
     backend_name = "docker"
+    has_terminal = True
 
     def __init__(self, backend: DockerEngine, folder: Path, label: str) -> None:
         super().__init__(backend.settings)
@@ -77,6 +80,9 @@ class DockerSandbox(Sandbox):
             workdir=HOME_INSIDE,
             output_cap_chars=s.output_cap_chars,
         )
+        self._terminal = TerminalSession(self._shell.files, CTL_INSIDE, self._open_terminal, s.output_cap_chars,
+                                         s.terminal_size, start_in=f"{IO_INSIDE}/state.cwd")
+        """The terminal session: an exec on a pseudo-terminal, starting where the persistent shell last was."""
         self._procs_path: Path | None = None
         self._closed = False
 
@@ -141,6 +147,13 @@ class DockerSandbox(Sandbox):
             raise SandboxError(f"starting a shell in {container.name} failed: {exc.explanation or exc}") from exc
         return ExecChannel(stream, lambda: self.kill_agent(spare=set()))
 
+    def _open_terminal(self, rcfile: str) -> TtyExecChannel:
+        """The terminal session's bash on a pseudo-terminal, as the agent's user, with the shell's environment."""
+        container = self.ensure_container()
+        s = self.settings
+        return open_terminal_exec(self._backend.api, container, rcfile, f"{s.agent_uid}:{s.agent_gid}", self._shell.workdir,
+                                  AGENT_SHELL_ENV, self._backend.sdk.errors.APIError)
+
     # -- killing the agent's processes ------------------------------------------------------
     def kill_agent(self, spare: set[int]) -> None:
         """SIGKILL every process of the agent's uid in the container but ``spare`` (pids inside)."""
@@ -194,6 +207,9 @@ class DockerSandbox(Sandbox):
     def run(self, command: str, timeout_s: float | None = None) -> CommandResult:
         return self._shell.run(command, timeout_s or self.settings.command_timeout_s)
 
+    def send_keys(self, batch: KeystrokeBatch) -> CommandResult:
+        return self._terminal.send_keys(batch)
+
     def grading_network(self) -> str | None:
         """The agent's container, while it runs: a verifier's container shares its network namespace."""
         return f"container:{self.container.id}" if self.container is not None else None
@@ -203,6 +219,7 @@ class DockerSandbox(Sandbox):
             self._shell.stop()
         else:
             self.kill_agent(spare=set())
+        self._terminal.stop()  # its bash was one of the agent's processes
 
     def snapshot(self, dest: Path) -> Path:
         target = snapshot_home(self._home, dest, (self.settings.agent_uid, self.settings.agent_gid))
@@ -218,6 +235,7 @@ class DockerSandbox(Sandbox):
         self._closed = True
         try:
             self._shell.abandon()  # removing the container kills what runs in it
+            self._terminal.stop()
             if self.container is not None:
                 self._backend.remove_container(self.container.id)
         finally:

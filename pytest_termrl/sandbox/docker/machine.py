@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING
 from ...errors import SandboxError
 from ...oracle.record import ChangeRecord, Slot
 from ...tasks.model import Task
-from ..base import CommandResult, ControlFiles, LayeredRoot, MiB, Sandbox
+from ..base import CommandResult, ControlFiles, KeystrokeBatch, LayeredRoot, MiB, Sandbox
 from ..bwrap.machine import resolve_account
 from ..bwrap.overlay import ROOT_PATH, Account
 from ..control_files import HostControlFiles
@@ -42,11 +42,13 @@ from ..layout import AGENT_ENV, CTL_INSIDE, IO_INSIDE
 from ..limits import task_settings
 from ..shell import PersistentShell
 from ..standin_shims import BIN_INSIDE, SHIMS_INSIDE, shim_folder
+from ..terminal import TerminalSession
 from .exec import ExecChannel, ExecStream
 from .kill import cgroup_procs, kill_inside, kill_through_cgroup
 from .local import task_image_for
 from .machine_layer import MachineLayer, image_names, layer_archive, root_output
 from .machine_support import MachineSupport
+from .terminal_exec import TtyExecChannel, open_terminal_exec
 
 if TYPE_CHECKING:
     from .engine import DockerEngine
@@ -162,6 +164,7 @@ def upper_files(upper: Path, folder: str, names: list[str]):
 
 class DockerMachineSandbox(Sandbox):
     backend_name = "docker"
+    has_terminal = True
 
     def __init__(self, backend: "DockerEngine", folder: Path, label: str, support: MachineSupport) -> None:
         super().__init__(backend.settings)
@@ -197,6 +200,9 @@ class DockerMachineSandbox(Sandbox):
             workdir=self._workdir,
             output_cap_chars=self.settings.output_cap_chars,
         )
+        self._terminal = TerminalSession(self._shell.files, CTL_INSIDE, self._open_terminal, self.settings.output_cap_chars,
+                                         self.settings.terminal_size, start_in=f"{IO_INSIDE}/state.cwd")
+        """The terminal session: an exec on a pseudo-terminal; its rcfile lies in the control folder, a bind mount, never in the change record."""
         self._closed = False
 
     # -- what the harness reads ---------------------------------------------------------
@@ -329,6 +335,12 @@ class DockerMachineSandbox(Sandbox):
             raise SandboxError(f"starting a shell in {container.name} failed: {exc.explanation or exc}") from exc
         return ExecChannel(stream, self.kill_agent)
 
+    def _open_terminal(self, rcfile: str) -> TtyExecChannel:
+        """The terminal session's bash on a pseudo-terminal, as the task's user in its environment."""
+        container = self._ensure_running()
+        return open_terminal_exec(self._backend.api, container, rcfile, self._user, self._workdir, account_env(self.account),
+                                  self._backend.sdk.errors.APIError)
+
     # -- killing the agent's processes ------------------------------------------------------
     def kill_agent(self) -> None:
         """SIGKILL every process in the container, of any user, but the harness's init and idle bash."""
@@ -347,11 +359,15 @@ class DockerMachineSandbox(Sandbox):
     def run(self, command: str, timeout_s: float | None = None) -> CommandResult:
         return self._shell.run(command, timeout_s or self.settings.command_timeout_s)
 
+    def send_keys(self, batch: KeystrokeBatch) -> CommandResult:
+        return self._terminal.send_keys(batch)
+
     def stop_processes(self) -> None:
         if self._shell.running:
             self._shell.stop()
         else:
             self.kill_agent()
+        self._terminal.stop()  # its bash was one of the agent's processes
 
     def snapshot(self, dest: Path) -> Path:
         """Commit the container to an image (the agent's processes paused for it, then running on) and name it in ``dest``."""
@@ -420,6 +436,7 @@ class DockerMachineSandbox(Sandbox):
         self._closed = True
         try:
             self._shell.abandon()  # removing the container kills what runs in it
+            self._terminal.stop()
             if self.container is not None:
                 self._backend.remove_container(self.container.id)
             for image in self._snapshots.values():

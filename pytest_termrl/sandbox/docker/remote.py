@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Iterator
 
 from ...errors import SandboxError
-from ..base import CommandResult, IsolatedRequest
+from ..base import CommandResult, IsolatedRequest, KeystrokeBatch
 from ..hostfs import walk_tree
 from ..layout import CTL_INSIDE, HOME_INSIDE, IO_INSIDE
 from ..output import REPLACED_OUTPUT
@@ -257,6 +257,16 @@ class RemoteDockerSandbox(DockerSandbox):
         if not self._fetched:  # the shell read the output with the home; else fetch the home now
             self.fetch()
         return result
+
+    def send_keys(self, batch: KeystrokeBatch) -> CommandResult:
+        """Type into the terminal session; the home goes in first if the harness changed it, and comes back after."""
+        if self.container is None:
+            self.ensure_container()
+        self.push_if_changed()
+        try:
+            return super().send_keys(batch)
+        finally:
+            self.fetch()
 
     def push_if_changed(self) -> None:
         """The harness changed the mirror since it last matched (files, a fault, decoys): send it."""

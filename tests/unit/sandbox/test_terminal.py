@@ -44,17 +44,21 @@ def last_line(result) -> str:
     return result.output.splitlines()[-1] if result.output else ""
 
 
-def test_the_bwrap_sandboxes_have_a_terminal_and_docker_says_it_has_none():
+def test_the_bwrap_and_docker_sandboxes_have_a_terminal_and_a_backend_without_one_says_so():
+    from pytest_termrl.sandbox.base import Sandbox
     from pytest_termrl.sandbox.bwrap.backend import BwrapSandbox
     from pytest_termrl.sandbox.bwrap.machine import MachineSandbox
     from pytest_termrl.sandbox.docker.local import DockerSandbox
     from pytest_termrl.sandbox.docker.machine import DockerMachineSandbox
+    from pytest_termrl.sandbox.docker.remote import RemoteDockerSandbox
 
     assert BwrapSandbox.has_terminal and MachineSandbox.has_terminal
-    assert not DockerSandbox.has_terminal and not DockerMachineSandbox.has_terminal
-    docker = DockerSandbox.__new__(DockerSandbox)
-    with pytest.raises(NotImplementedError, match="the docker sandbox has no terminal session"):
-        docker.send_keys(KeystrokeBatch(("ls", "Enter")))
+    assert DockerSandbox.has_terminal and RemoteDockerSandbox.has_terminal and DockerMachineSandbox.has_terminal
+    assert not Sandbox.has_terminal
+    bare = BwrapSandbox.__new__(BwrapSandbox)
+    bare.backend_name = "plain"
+    with pytest.raises(NotImplementedError, match="the plain sandbox has no terminal session"):
+        Sandbox.send_keys(bare, KeystrokeBatch(("ls", "Enter")))
 
 
 def test_a_python_repl_answers_and_ctrl_d_returns_to_the_shell(sandbox):
