@@ -64,7 +64,7 @@ def add_options(parser: pytest.Parser) -> None:
     add("--termrl-top-k", type=int, default=None, help="top-k, sent as an extra body field")
     add("--termrl-seed", type=int, default=None, help="sampling seed")
     add("--termrl-disable-thinking", action="store_true", default=False, help="ask the chat template to disable thinking")
-    add("--termrl-terminal", action="store_true", default=False, help="give the openai agent a send_keys tool: keys typed into a terminal session on a pseudo-terminal, the screen back (bwrap)")
+    add("--termrl-terminal", action="store_true", default=False, help="give the openai agent a send_keys tool: keys typed into a terminal session on a pseudo-terminal, the screen back")
     add("--termrl-server", default=None, choices=["vllm", "llamacpp", "command"], help="start this server once per run (on the xdist controller)")
     add("--termrl-server-model", default=None, help="model (or GGUF path) the started server loads; 'embedded': the bundled Gemma 3 270M GGUF on llama.cpp (extra: demo)")
     add("--termrl-server-arg", action="append", default=[], help="extra argument for the started server (repeatable; e.g. --enable-lora)")
