@@ -157,7 +157,9 @@ class MachineSandbox(Sandbox):
         workdir = self.home
         if workdir != self._layer:
             self._make_parents(workdir)
-            workdir.mkdir(mode=self._shown_mode(workdir))
+            mode = self._shown_mode(workdir)
+            workdir.mkdir()
+            os.chmod(workdir, mode)  # mkdir's mode passes through the umask: 0777 would become 0755
             if self.image is not None:  # the image's own folder, as the image made it: owner and mode shown through
                 shown = self._view().resolve(self._workdir)[1]
                 if shown is not None:

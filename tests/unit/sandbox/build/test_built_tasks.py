@@ -151,3 +151,14 @@ def test_only_downloads_no_stand_in_meets_keep_a_task_off_bwrap(tmp_path):
     found = read_buildable(tmp_path / "Dockerfile")
     assert found.blockers == (f"{tmp_path / 'Dockerfile'}:3: ADD https://example.org/blob.bin (a download over the network)",)
     assert found.user == "1000" and found.bases == ("buildpack-deps:jammy",)
+
+
+def test_the_workdir_keeps_the_mode_its_image_gave_it_whatever_the_umask(harness, tmp_path):
+    task_dir = shutil.copytree(Path(__file__).resolve().parents[3] / "data" / "regrade" / "tasks" / "greeting", tmp_path / "open-workdir")
+    dockerfile = task_dir / "environment" / "Dockerfile"
+    dockerfile.write_text(dockerfile.read_text() + "RUN chmod 0777 /app && mkdir -p /app/drop && chmod 1777 /app/drop\n")
+    sandbox = harness.new_sandbox(LoadedTask(load_task_dir(task_dir), None), "open-workdir")
+    try:
+        assert sandbox.run("stat -c '%a %U' /app /app/drop").output.split() == ["777", "root", "1777", "root"]
+    finally:
+        sandbox.close()
