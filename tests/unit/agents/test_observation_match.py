@@ -29,3 +29,14 @@ def test_other_output_is_a_divergence():
 def test_nothing_recorded_is_nothing_to_diverge_from():
     assert similarity("", "anything at all") == 1.0
     assert similarity("[exit code: 0]\n", "") == 1.0
+
+
+def test_terminus_framing_and_the_file_systems_folder_sizes_do_not_count():
+    recorded = ("Previous response had warnings:\nWARNINGS: - Extra text detected before JSON object\n- Extra text detected after JSON object\n\n"
+                "New Terminal Output:\n\nroot@4e36d1e7dfe7:/home/user# ls -la /srv\ntotal 20\ndrwxrwxrwx 1 root root 4096 Apr 14 21:49 .\n"
+                "-rw-r--r-- 1 root root   49 Apr 14 21:49 database.py\nroot@4e36d1e7dfe7:/home/user#\n\n\n"
+                "Are you sure you want to mark the task as complete? This will trigger your solution to be graded.")
+    replayed = ("root@sandbox:/home/user# ls -la /srv\ntotal 8\ndrwxrwxrwx 3 root root  120 Dec  5 06:46 .\n"
+                "-rw-r--r-- 1 root root   49 Dec  5 06:46 database.py\nroot@sandbox:/home/user#")
+    assert similarity(recorded, replayed) == 1.0
+    assert similarity(recorded, replayed.replace("database.py", "db.py")) < 1.0
