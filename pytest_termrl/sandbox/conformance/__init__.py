@@ -17,6 +17,7 @@ One job per module:
 - :mod:`.test_isolation`: no network, no writes or reads outside the home, no host processes,
   limits, nothing left after the episode, snapshots;
 - :mod:`.test_shell`: the persistent shell: state, timeouts, restarts, odd input and output;
+- :mod:`.test_terminal`: the terminal session of a backend that has one: keys in, the screen out;
 - :mod:`.test_verifier`: hidden tests in a fresh sandbox whose results the agent cannot forge;
 - :mod:`.test_verifier_hardening`: code the hidden tests run cannot reach the verifier's key or channel.
 
