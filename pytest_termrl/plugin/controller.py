@@ -14,7 +14,7 @@ import importlib.util
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Iterable
 
 import pytest
 
@@ -54,6 +54,8 @@ class Controller:
         """What the mode's ``finish`` returned (the run mode's summary), handed back to its ``summary``."""
         self.done: set = set()
         """Places (:meth:`place_of`) of episodes an earlier run settled (with --termrl-resume): not run again."""
+        self.collected_folders: set[Path] = set()
+        """The folders collected items came from (every worker's are the same)."""
         self.notes: list[str] = []
         """Warnings about what was read (duplicates dropped from the log)."""
         self.failures: list[str] = []
@@ -193,6 +195,13 @@ class Controller:
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         self.add_left_out(session.config.stash.get(LEFT_OUT_KEY, []))  # empty on an xdist controller
+        self.collected_under(item.nodeid for item in session.items)
+
+    def collected_under(self, nodeids: Iterable[str]) -> None:
+        """Note the folders items were collected from (the task folders' hint is for folders that gave none)."""
+        root = Path(str(self.config.rootpath))
+        for nodeid in nodeids:
+            self.collected_folders.add((root / nodeid.split("::")[0]).parent)
 
     # -- the end of the run ----------------------------------------------------------------
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
@@ -211,6 +220,8 @@ class Controller:
         self.mode.summary(terminalreporter, self, self.summary)
         if not self.mode.makes_suites and not self.options.unfrozen:
             for folder, count in unplayed_task_folders(self.config.args, self.config.getini("norecursedirs")):
+                if any(found == folder or folder in found.parents for found in self.collected_folders):
+                    continue  # the folder gave tests of its own: its task folders are that project's data
                 terminalreporter.write_line(
                     f"pytest-termrl: {folder} holds {count} task folder(s) without contracts.jsonl: none was collected "
                     f"(a task's own test files are never imported as the run's tests); freeze them into a suite with "
@@ -252,6 +263,10 @@ class XdistController:
 
     def __init__(self, controller: Controller) -> None:
         self.controller = controller
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node: WorkerController, ids: list[str]) -> None:
+        self.controller.collected_under(ids)
 
     def pytest_configure_node(self, node: WorkerController) -> None:
         node.workerinput["termrl_done"] = [list(k) for k in sorted(self.controller.done)]

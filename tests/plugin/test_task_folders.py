@@ -41,3 +41,12 @@ def test_the_projects_own_tests_beside_task_folders_still_run(tp):
     tp.pytester.makepyfile(test_mine="def test_ok():\n    assert 1 + 1 == 2\n")
     result = tp.run("test_mine.py", "tasks")
     result.assert_outcomes(passed=1)
+
+
+def test_a_folder_that_gave_tests_of_its_own_gets_no_hint_about_the_task_folders_it_holds(tp):
+    write_tiny_task(tp.path / "tests" / "data", "tiny")
+    (tp.path / "tests" / "test_mine.py").write_text("def test_ok():\n    assert 1 + 1 == 2\n")
+    for extra in ((), ("-n", "2")):
+        result = tp.run("tests", *extra)
+        result.assert_outcomes(passed=1)
+        assert "without contracts.jsonl" not in result.stdout.str()
