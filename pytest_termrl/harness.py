@@ -135,12 +135,13 @@ class Harness:
             limits=limits,
             solution=task.solution_text(),
             prediction=self.predictions.get(task.id),
-            recorded=self.recorded_trial(task, spec.attempt) or frozen_reference(loaded),
+            recorded=self.recorded_trial(task, spec.attempt, spec.family) or frozen_reference(loaded),
         )
 
-    def recorded_trial(self, task: Task, attempt: int) -> "RecordedTrial | None":
-        """The recorded trial attempt ``attempt`` of ``task`` replays: the N-th of its name's trials, in folder order."""
-        trials = self.recorded.get(recorded_name(task, self.recorded), [])
+    def recorded_trial(self, task: Task, attempt: int, family: str = CLEAN) -> "RecordedTrial | None":
+        """The recorded trial attempt ``attempt`` of ``task`` under ``family`` replays: the N-th of its name's trials
+        recorded under that family, in folder order."""
+        trials = [t for t in self.recorded.get(recorded_name(task, self.recorded), []) if t.family == family]
         return trials[attempt] if attempt < len(trials) else None
 
     def play(

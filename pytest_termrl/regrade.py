@@ -94,9 +94,10 @@ def find_task(trial: RecordedTrial, index: dict[str, Path], searched: bool) -> t
 _HARNESS: Harness | None = None
 
 
-def _start_worker(backend: str, command_timeout_s: float) -> None:
+def _start_worker(backend: str, command_timeout_s: float, salt: str = "") -> None:
     global _HARNESS
     _HARNESS = default_harness(backend, command_timeout_s=command_timeout_s)
+    _HARNESS.salt = salt  # the recorded run's: a fault's hidden names depend on it
 
 
 def _loaded(task_dir: Path, policy: str) -> tuple[LoadedTask, bool]:
@@ -132,15 +133,19 @@ def regrade_one(job: Job) -> dict:
     except (TermrlError, OSError, ValueError) as exc:
         return trial_row(trial, None, None, blocked=f"the task does not load: {exc}")
     task = loaded.task
-    spec = EpisodeSpec("regrade", task.id, CLEAN, "replay", 0, label=f"{task.id}-{trial.trial}")
+    if trial.family != CLEAN and (loaded.contract is None or trial.family not in loaded.contract.fault_targets):
+        return trial_row(trial, task, None, blocked=f"recorded under the fault family {trial.family}, which has no validated "
+                                                     "target in the task's frozen contract")
+    spec = EpisodeSpec("regrade", task.id, trial.family, "replay", 0, label=f"{task.id}-{trial.trial}")
     try:
         sandbox = harness.new_sandbox(loaded, f"regrade-{job.index}")
     except Exception as exc:  # noqa: BLE001 - a task that does not build or set up blocks this trial only
         return trial_row(trial, task, None, blocked=f"the task's sandbox could not be made: {_one_line(exc)}")
     timings["build_s"] = time.monotonic() - started
     try:
-        oracle = harness.watch(loaded, sandbox, inferred=inferred)
-        outcome = harness.play(spec, loaded, sandbox, ReplayAgent(), oracle=oracle, recorded=trial)
+        fault = harness.inject(loaded, sandbox, trial.family)  # the fault the episode was played under, at its frozen target
+        oracle = harness.watch(loaded, sandbox, fault, inferred=inferred)
+        outcome = harness.play(spec, loaded, sandbox, ReplayAgent(), oracle=oracle, fault=fault, recorded=trial)
     except Exception as exc:  # noqa: BLE001
         return trial_row(trial, task, None, blocked=f"the replay failed: {_one_line(exc)}")
     finally:
@@ -181,12 +186,12 @@ def plan(paths: list[Path], tasks: list[Path], policy: str = "contract") -> tupl
     return jobs, skipped, problems
 
 
-def run(jobs: list[Job], workers: int, backend: str, command_timeout_s: float) -> list[dict]:
+def run(jobs: list[Job], workers: int, backend: str, command_timeout_s: float, salt: str = "") -> list[dict]:
     """Each job's row, in the jobs' order, ``workers`` trials at a time (each worker keeps one harness)."""
     if workers <= 1:
-        _start_worker(backend, command_timeout_s)
+        _start_worker(backend, command_timeout_s, salt)
         return [regrade_one(job) for job in jobs]
-    with ProcessPoolExecutor(max_workers=workers, initializer=_start_worker, initargs=(backend, command_timeout_s)) as pool:
+    with ProcessPoolExecutor(max_workers=workers, initializer=_start_worker, initargs=(backend, command_timeout_s, salt)) as pool:
         futures = [pool.submit(regrade_one, job) for job in jobs]
         rows = []
         for job, future in zip(jobs, futures):
@@ -205,6 +210,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, required=True, help="write {summary, trials} here")
     parser.add_argument("--html", type=Path, default=None, help="also write an HTML report of the replays here")
     parser.add_argument("--sandbox", default="bwrap", help="sandbox backend (default bwrap)")
+    parser.add_argument("--salt", default="", help="the salt the recorded run used (--termrl-salt), for episodes recorded under a fault")
     parser.add_argument("--policy", choices=("contract", "inferred"), default="contract",
                         help="judge by the suite's frozen contract where there is one (default), or always by the policy inferred from the task")
     parser.add_argument("--command-timeout", type=float, default=COMMAND_TIMEOUT_S, help="longest wait per replayed call, in seconds")
@@ -218,7 +224,7 @@ def main(argv: list[str] | None = None) -> int:
     for problem in problems:
         print(plain(f"regrade: a task under --tasks does not load: {problem}"), file=sys.stderr)
     started = time.monotonic()
-    rows = run(jobs, max(1, args.n), args.sandbox, args.command_timeout)
+    rows = run(jobs, max(1, args.n), args.sandbox, args.command_timeout, args.salt)
     summary = summarise(rows, skipped, time.monotonic() - started, max(1, args.n))
     write_whole(args.json, json.dumps({"summary": summary, "trials": rows}, indent=1, sort_keys=False) + "\n")
     if args.html is not None:

@@ -4,7 +4,9 @@ A row (one per trial) holds at least ``trial``, ``task``, ``recorded_reward``, `
 (1.0 when every test of this project's grading passed, else 0.0, as Harbor's binary reward),
 ``tests_passed``, ``tests_total``, ``agree`` (the recorded reward passes exactly when this
 grading does; None when either is missing), ``collateral`` (each finding with its absolute
-path, kind, and the recorded step and keys or command that caused it), ``divergences``
+path, kind, and the recorded step and keys or command that caused it), ``family`` and
+``fabrication`` (for an episode recorded under a fault: what the replay put in place of the
+faulted input's bytes), ``divergences``
 (how many calls' output differed from the recorded observation), ``blocked`` (why the trial
 was not regraded, or None), ``contract`` (``frozen`` or ``inferred``), the timings, and the
 whole episode record (``episode``) for the HTML report.
@@ -93,6 +95,8 @@ def trial_row(trial: RecordedTrial, task: Task | None, record: dict | None, *, b
         "failed_tests": [name for name, outcome in sorted((verdict.get("outcomes") or {}).items()) if outcome != "passed"][:20],
         "collateral": _findings(record, task),
         "divergences": len(replay.get("divergences") or []),
+        "family": trial.family,
+        "fabrication": list(record.get("fabrication") or []),
         "contract": record.get("contract"),
         "episode": record,
     })
@@ -140,6 +144,7 @@ def summarise(rows: list[dict], skipped: list[Skipped], elapsed_s: float, worker
     damaged = [r for r in passing if r["collateral"]]
     per_task = Counter(r["task"] for r in damaged)
     per_kind = Counter(f["kind"] for r in damaged for f in r["collateral"])
+    fabricated = [r for r in regraded if r.get("fabrication")]
     blocked = Counter(_reason_kind(r["blocked"]) for r in rows if r["blocked"] is not None)
     skipped_reasons = Counter(_reason_kind(s.reason) for s in skipped)
     timings = Counter[str]()
@@ -164,6 +169,7 @@ def summarise(rows: list[dict], skipped: list[Skipped], elapsed_s: float, worker
         "collateral_per_task": dict(per_task.most_common()),
         "collateral_per_kind": dict(per_kind.most_common()),
         "inferred_contract": sum(1 for r in regraded if r["contract"] == "inferred"),
+        "fabrication": len(fabricated),
         "divergent_trials": sum(1 for r in regraded if r["divergences"]),
         "elapsed_s": round(elapsed_s, 2),
         "workers": workers,

@@ -82,6 +82,7 @@ def episode_trial(data: Mapping[str, Any], path: Path, line: int) -> RecordedTri
         instruction=_first_user_message(record.transcript),
         calls=commands_as_calls(record.commands, record.transcript),
         attempt_order=(str(path), record.attempt, line),
+        family=record.family,
     )
 
 

@@ -134,6 +134,8 @@ class RecordedTrial:
     calls: list[RecordedCall] = field(default_factory=list)
     attempt_order: AttemptOrder = ("", 0, 0)
     """Sorts the trials of one task: folder path for Harbor trials, then the log's ``attempt`` and line."""
+    family: str = "clean"
+    """The fault family the run was played under (an episode log's ``family``; Harbor trials are clean)."""
 
     def to_dict(self) -> dict:
         return {
@@ -150,6 +152,7 @@ class RecordedTrial:
             "instruction": self.instruction,
             "calls": [c.to_dict() for c in self.calls],
             "attempt_order": list(self.attempt_order),
+            "family": self.family,
         }
 
     @classmethod
@@ -169,6 +172,7 @@ class RecordedTrial:
             instruction=data.get("instruction"),
             calls=[RecordedCall.from_dict(c) for c in data.get("calls") or ()],
             attempt_order=(str(order[0]), int(order[1]), int(order[2])),
+            family=str(data.get("family") or "clean"),
         )
 
 

@@ -57,3 +57,23 @@ def test_replay_without_trajectories_is_a_usage_error(tp):
     result = tp.run("suite", "--termrl-agent=replay")
     assert result.ret == 4
     result.stderr.fnmatch_lines(["*--termrl-agent=replay needs --termrl-trajectories=PATH*"])
+
+
+def test_episodes_recorded_under_a_fault_replay_under_the_same_fault(tp):
+    suite = tp.suite()
+    played = tp.run("suite", "--termrl-agent=recovery", "--termrl-families=clean,perm_denied", "-n", "2")
+    played.assert_outcomes(passed=5)  # log_error_counts has no validated perm_denied target
+    log = tp.path / "recovery.jsonl"
+    tp.episodes.rename(log)
+    replayed = tp.run("suite", "--termrl-agent=replay", f"--termrl-trajectories={log}", "--termrl-families=clean,perm_denied")
+    replayed.assert_outcomes(passed=5)
+    records = [json.loads(line) for line in tp.episodes.read_text().splitlines()]
+    faulted = [r for r in records if r["family"] == "perm_denied"]
+    assert len(faulted) == 2 and all(r["replay"]["played"] == 3 and r["observed"] and r["fault_cleared"] for r in faulted)
+
+    out = tp.path / "regrade.json"
+    assert regrade.main([str(log), "--tasks", str(suite), "--json", str(out)]) == 0
+    data = json.loads(out.read_text())
+    assert (data["summary"]["regraded"], data["summary"]["agreed"]) == (5, 5)
+    assert sorted(row["family"] for row in data["trials"]) == ["clean"] * 3 + ["perm_denied"] * 2
+    assert all(row["fabrication"] == [] for row in data["trials"])
