@@ -17,7 +17,7 @@ from conftest import require_root, require_service
 from pytest_termrl.sandbox import SandboxSettings
 from pytest_termrl.sandbox.base import KeystrokeBatch
 from pytest_termrl.sandbox.bwrap.backend import BwrapBackend
-from pytest_termrl.sandbox.terminal import RESTARTED
+from pytest_termrl.sandbox.conformance.test_terminal import keys, last_line  # the shipped suite's helpers
 from pytest_termrl.tasks.model import Task
 
 PROMPT = re.compile(r"\$$")
@@ -35,14 +35,6 @@ def sandbox(backend):
     made = backend.create("terminal")
     yield made
     made.close()
-
-
-def keys(sandbox, *typed: str, wait: float = 10.0, settle: bool = True):
-    return sandbox.send_keys(KeystrokeBatch(tuple(typed), max_wait_s=wait, settle=settle))
-
-
-def last_line(result) -> str:
-    return result.output.splitlines()[-1] if result.output else ""
 
 
 def test_the_bwrap_and_docker_sandboxes_have_a_terminal_and_a_backend_without_one_says_so():
