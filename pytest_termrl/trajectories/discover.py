@@ -24,7 +24,7 @@ def read_recorded(path: Path) -> tuple[list[RecordedTrial], list[Skipped]]:
 
     A folder is a trial folder when it holds an ``agent`` folder or its result.json is a
     trial's (it has a ``trial_name``); otherwise it is a job folder, whose trials are its
-    subfolders holding result.json or agent/trajectory.json, read in sorted path order (the
+    subfolders holding result.json, config.json or agent/trajectory.json, read in sorted path order (the
     job's own result.json and config.json at the top are not a trial). A ``.jsonl`` file is an
     episode log, any other file an ATIF trajectory.
     """
@@ -61,7 +61,8 @@ def _one(read: RecordedTrial | Skipped) -> tuple[list[RecordedTrial], list[Skipp
 
 
 def _holds_trial(folder: Path) -> bool:
-    return (folder / "result.json").is_file() or (folder / "agent" / "trajectory.json").is_file()
+    """A subfolder of a job that Harbor wrote as a trial (its config, result or trajectory): read, or named as skipped."""
+    return any((folder / name).is_file() for name in ("result.json", "config.json", "agent/trajectory.json"))
 
 
 def _is_trial(folder: Path) -> bool:

@@ -60,3 +60,14 @@ def test_anything_else_is_one_skipped_line(tmp_path):
         trials, skipped = read_recorded(path)
         assert trials == [] and len(skipped) == 1
         assert skipped[0].reason.startswith(f"{path}: {start}"), skipped[0].reason
+
+
+def test_a_trial_folder_of_a_job_with_only_its_config_is_named_not_dropped(tmp_path):
+    import shutil
+
+    job = shutil.copytree(JOB, tmp_path / "job")
+    (job / "cut-short__Zz0").mkdir()
+    (job / "cut-short__Zz0" / "config.json").write_text('{"trial_name": "cut-short__Zz0", "task": {"path": "tasks/cut-short"}}')
+    trials, skipped = read_recorded(job)
+    assert len(trials) == 5
+    assert [s.path for s in skipped if "cut-short" in s.path] == [str(job / "cut-short__Zz0" / "result.json")]
