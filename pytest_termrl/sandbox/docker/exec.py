@@ -37,14 +37,7 @@ class ExecStream:
 
     def __init__(self, api, container_id: str, cmd: list[str], user: str, workdir: str, environment: dict[str, str]) -> None:
         self.api = api
-        self.exec_id = api.exec_create(
-            container_id, cmd, stdin=True, stdout=True, stderr=True, tty=False,
-            user=user, workdir=workdir, environment=environment,
-        )["Id"]
-        self._raw = api.exec_start(self.exec_id, socket=True, tty=False)
-        self._sock = getattr(self._raw, "_sock", self._raw)
-        if hasattr(self._sock, "settimeout"):
-            self._sock.settimeout(None)  # reads are bounded by select, not by the client's timeout
+        self.exec_id, self._raw, self._sock = attach(api, container_id, cmd, user, workdir, environment, tty=False)
         self._pending = b""
         self.eof = False
         self.timed_out = False
@@ -118,6 +111,18 @@ class ExecStream:
             except Exception:  # noqa: BLE001
                 pass
         self.eof = True
+
+
+def attach(api, container_id: str, cmd: list[str], user: str, workdir: str, environment: dict[str, str], *, tty: bool):
+    """Create and start an exec with stdin, stdout and stderr on one hijacked connection: (its id, the connection, its socket)."""
+    exec_id = api.exec_create(
+        container_id, cmd, stdin=True, stdout=True, stderr=True, tty=tty, user=user, workdir=workdir, environment=environment,
+    )["Id"]
+    raw = api.exec_start(exec_id, socket=True, tty=tty)
+    sock = getattr(raw, "_sock", raw)
+    if hasattr(sock, "settimeout"):
+        sock.settimeout(None)  # reads are bounded by select or poll, not by the client's timeout
+    return exec_id, raw, sock
 
 
 class ExecChannel:

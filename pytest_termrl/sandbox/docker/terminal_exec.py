@@ -22,6 +22,7 @@ import socket
 
 from ..polling import readable
 from ..terminal import TerminalUnavailable
+from .exec import attach
 
 GATE = r'IFS= read -r _ || exit 125; printf "\033[H"; exec "$@"'
 """Waits for the harness's carriage return (read after the connection is the harness's), then starts the session."""
@@ -31,14 +32,7 @@ class TtyExecChannel:
     """One attached exec on a pseudo-terminal: its connection, with :class:`..terminal.TerminalChannel`'s calls."""
 
     def __init__(self, api, container_id: str, cmd: list[str], user: str, workdir: str, environment: dict[str, str]) -> None:
-        self.exec_id = api.exec_create(
-            container_id, cmd, stdin=True, stdout=True, stderr=True, tty=True,
-            user=user, workdir=workdir, environment=environment,
-        )["Id"]
-        self._raw = api.exec_start(self.exec_id, socket=True, tty=True)
-        self._sock = getattr(self._raw, "_sock", self._raw)
-        if hasattr(self._sock, "settimeout"):
-            self._sock.settimeout(None)  # reads are bounded by poll, not by the client's timeout
+        self.exec_id, self._raw, self._sock = attach(api, container_id, cmd, user, workdir, environment, tty=True)
         self._ended = False
 
     def write(self, data: bytes) -> int | None:
