@@ -14,7 +14,9 @@ the trial then says ``contract: inferred``). ``--policy inferred`` judges every 
 inferred policy, which measures that policy against tasks whose footprint is known.
 
 The JSON file is ``{"summary": {...}, "trials": [...]}``; :mod:`.regrade_summary` says
-what the summary holds. The HTML report shows the replays as a run's episodes, with the
+what the summary holds. Each trial's row is also appended to ``OUT.trials.jsonl`` as it
+finishes, so a regrade killed midway loses no finished trial: ``--resume`` keeps those rows
+and regrades only the others. The HTML report shows the replays as a run's episodes, with the
 agreement table above them.
 """
 
@@ -27,9 +29,10 @@ import os
 import re
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from .agents.replay import ReplayAgent
 from .episode import EpisodeSpec
@@ -186,20 +189,54 @@ def plan(paths: list[Path], tasks: list[Path], policy: str = "contract") -> tupl
     return jobs, skipped, problems
 
 
-def run(jobs: list[Job], workers: int, backend: str, command_timeout_s: float, salt: str = "") -> list[dict]:
-    """Each job's row, in the jobs' order, ``workers`` trials at a time (each worker keeps one harness)."""
+def run(jobs: list[Job], workers: int, backend: str, command_timeout_s: float, salt: str = "",
+        on_row: Callable[[dict], None] | None = None) -> list[dict]:
+    """Each job's row, in the jobs' order, ``workers`` trials at a time (each worker keeps one harness).
+
+    ``on_row`` is handed each row as its trial finishes (the stream that a killed regrade resumes from).
+    """
+    done = on_row or (lambda row: None)
     if workers <= 1:
         _start_worker(backend, command_timeout_s, salt)
-        return [regrade_one(job) for job in jobs]
-    with ProcessPoolExecutor(max_workers=workers, initializer=_start_worker, initargs=(backend, command_timeout_s, salt)) as pool:
-        futures = [pool.submit(regrade_one, job) for job in jobs]
         rows = []
-        for job, future in zip(jobs, futures):
-            try:
-                rows.append(future.result())
-            except Exception as exc:  # noqa: BLE001 - a worker killed mid-trial: that trial is counted as blocked, never lost
-                rows.append(trial_row(job.trial, None, None, blocked=f"the regrade worker died: {_one_line(exc)}"))
+        for job in jobs:
+            rows.append(regrade_one(job))
+            done(rows[-1])
         return rows
+    with ProcessPoolExecutor(max_workers=workers, initializer=_start_worker, initargs=(backend, command_timeout_s, salt)) as pool:
+        futures = {pool.submit(regrade_one, job): job for job in jobs}
+        by_index: dict[int, dict] = {}
+        for future in as_completed(futures):
+            job = futures[future]
+            try:
+                row = future.result()
+            except Exception as exc:  # noqa: BLE001 - a worker killed mid-trial: that trial is counted as blocked, never lost
+                row = trial_row(job.trial, None, None, blocked=f"the regrade worker died: {_one_line(exc)}")
+            by_index[job.index] = row
+            done(row)
+        return [by_index[job.index] for job in jobs]
+
+
+def stream_path(json_path: Path) -> Path:
+    """Where each trial's row is appended as it finishes: ``OUT.trials.jsonl`` beside ``OUT.json``."""
+    return json_path.with_name(json_path.stem + ".trials.jsonl")
+
+
+def streamed_rows(path: Path) -> dict[tuple[str, str], dict]:
+    """The rows a killed regrade finished, by (source, trial); a line cut short by the kill is left out (its trial runs again)."""
+    rows: dict[tuple[str, str], dict] = {}
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return rows
+    for line in lines:
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(row, dict) and isinstance(row.get("trial"), str) and isinstance(row.get("source"), str):
+            rows[(row["source"], row["trial"])] = row
+    return rows
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -213,6 +250,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--salt", default="", help="the salt the recorded run used (--termrl-salt), for episodes recorded under a fault")
     parser.add_argument("--policy", choices=("contract", "inferred"), default="contract",
                         help="judge by the suite's frozen contract where there is one (default), or always by the policy inferred from the task")
+    parser.add_argument("--resume", action="store_true",
+                        help="keep the trials a killed regrade finished (OUT.trials.jsonl beside --json) and regrade only the others")
     parser.add_argument("--command-timeout", type=float, default=COMMAND_TIMEOUT_S, help="longest wait per replayed call, in seconds")
     args = parser.parse_args(argv)
     for folder in args.tasks:
@@ -224,7 +263,20 @@ def main(argv: list[str] | None = None) -> int:
     for problem in problems:
         print(plain(f"regrade: a task under --tasks does not load: {problem}"), file=sys.stderr)
     started = time.monotonic()
-    rows = run(jobs, max(1, args.n), args.sandbox, args.command_timeout, args.salt)
+    stream = stream_path(args.json)
+    kept = streamed_rows(stream) if args.resume else {}
+    todo = [job for job in jobs if (job.trial.source, job.trial.trial) not in kept]
+    if kept:
+        print(f"regrade: --resume: {len(jobs) - len(todo)} trial(s) kept from {stream}, {len(todo)} to regrade", file=sys.stderr)
+    stream.parent.mkdir(parents=True, exist_ok=True)
+    with stream.open("a" if args.resume else "w", encoding="utf-8") as out:
+
+        def keep(row: dict) -> None:
+            out.write(json.dumps(row) + "\n")
+            out.flush()
+
+        fresh = {job.index: row for job, row in zip(todo, run(todo, max(1, args.n), args.sandbox, args.command_timeout, args.salt, keep))}
+    rows = [fresh[job.index] if job.index in fresh else kept[(job.trial.source, job.trial.trial)] for job in jobs]
     summary = summarise(rows, skipped, time.monotonic() - started, max(1, args.n))
     write_whole(args.json, json.dumps({"summary": summary, "trials": rows}, indent=1, sort_keys=False) + "\n")
     if args.html is not None:

@@ -142,3 +142,34 @@ def test_a_worker_killed_mid_trial_blocks_its_trials_and_loses_no_finished_one(m
     finished = [row for row in rows if row["blocked"] is None]
     assert finished and finished[0]["trial"] == "greeting__a1" and finished[0]["agree"] is True
     assert len(died) + len(finished) == len(rows)
+
+
+def test_a_regrade_killed_midway_keeps_its_finished_trials_and_resume_regrades_only_the_rest(tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    out = tmp_path / "r.json"
+    stream = regrade.stream_path(out)
+    process = subprocess.Popen([sys.executable, "-m", "pytest_termrl.regrade", str(DATA / "job"), "--tasks", str(DATA / "tasks"),
+                                "--json", str(out)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and (not stream.exists() or len(stream.read_text().splitlines()) < 2):
+        time.sleep(0.05)
+    os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
+    assert not out.exists(), "killed before the end: no summary was written"
+    finished = {json.loads(line)["trial"]: json.loads(line) for line in stream.read_text().splitlines()}
+    assert 2 <= len(finished) < 5
+    with stream.open("a") as cut:
+        cut.write('{"trial": "greeting__a5", "sour')  # the line the kill cut short: its trial runs again
+
+    assert regrade.main([str(DATA / "job"), "--tasks", str(DATA / "tasks"), "--json", str(out), "--resume"]) == 0
+    data = json.loads(out.read_text())
+    rows = {row["trial"]: row for row in data["trials"]}
+    assert sorted(rows) == [f"greeting__a{i}" for i in range(1, 6)]
+    for trial, row in finished.items():
+        assert rows[trial] == row, "a finished trial is kept as it was, not regraded"
+    assert data["summary"]["regraded"] == 5 and data["summary"]["agreed"] == 4
