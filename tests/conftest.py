@@ -320,3 +320,15 @@ def mount_overlay(lowerdir: str, upper: Path, work: Path, at: Path) -> None:
 def require_engine(problem: str | None) -> None:
     """Skip (developer machine) or fail (CI=true) when the docker engine is unusable."""
     require_service(problem, "the docker backend")
+
+
+@pytest.fixture(scope="module")
+def engine_check() -> str | None:
+    """What keeps the Docker engine from being used here (None: usable), asked once per module."""
+    return engine_problem()
+
+
+@pytest.fixture
+def docker_engine(engine_check):
+    """Skip (developer machine) or fail (CI=true) a test when the engine is unusable: ``pytestmark = usefixtures("docker_engine")``."""
+    require_engine(engine_check)

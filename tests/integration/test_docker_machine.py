@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import REPO, engine_problem, require_engine
+from conftest import REPO, require_engine
 
 from pytest_termrl.agents.builtin import CommandsAgent, NoopAgent, ReferenceAgent
 from pytest_termrl.errors import SandboxError
@@ -26,15 +26,7 @@ from pytest_termrl.tasks.suite import load_suite
 MACHINE = REPO / "task_suites" / "machine"
 
 
-@pytest.fixture(scope="module")
-def engine_check() -> str | None:
-    return engine_problem()
-
-
-@pytest.fixture(autouse=True)
-def docker_engine(engine_check):
-    """Skip (developer machine) or fail (CI=true) every test when the engine is unusable."""
-    require_engine(engine_check)
+pytestmark = pytest.mark.usefixtures("docker_engine")  # skips (developer machine) or fails (CI) without an engine
 
 
 @pytest.fixture(scope="module")

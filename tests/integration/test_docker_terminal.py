@@ -17,7 +17,7 @@ import time
 
 import pytest
 
-from conftest import backend_factory, engine_problem, require_engine
+from conftest import backend_factory, require_engine
 
 from pytest_termrl.sandbox import SandboxSettings
 from pytest_termrl.sandbox.conformance.test_terminal import keys, last_line  # the shipped suite's helpers
@@ -26,15 +26,7 @@ from pytest_termrl.tasks.model import Task
 PROMPT = re.compile(r"\$$")
 
 
-@pytest.fixture(scope="module")
-def engine_check() -> str | None:
-    return engine_problem()
-
-
-@pytest.fixture(autouse=True)
-def docker_engine(engine_check):
-    """Skip (developer machine) or fail (CI=true) every test when the engine is unusable."""
-    require_engine(engine_check)
+pytestmark = pytest.mark.usefixtures("docker_engine")  # skips (developer machine) or fails (CI) without an engine
 
 
 @pytest.fixture(scope="module", params=["local", "remote"])
