@@ -250,6 +250,8 @@ def test_a_killed_run_leaves_no_mount_and_no_folder_after_the_next_cleanup(tmp_p
     import signal
     import subprocess
     import sys
+    import shutil
+    import tempfile
     import time
 
     from pytest_termrl.sandbox.bwrap.backend import BwrapBackend
@@ -263,24 +265,27 @@ def test_a_killed_run_leaves_no_mount_and_no_folder_after_the_next_cleanup(tmp_p
         "from pytest_termrl.settings import SandboxSettings\n"
         "from pytest_termrl.tasks.model import Task\n"
         "task = Task(id='held', title='h', instruction='-', root=Path('/tmp'), user='root', workdir='/root')\n"
-        "backend = BwrapBackend(SandboxSettings())\n"
+        "backend = BwrapBackend(SandboxSettings(), Path(sys.argv[1]))\n"
         "sandbox = backend.create('held', task)\n"
         "sandbox.prepare(task)\n"
         "sandbox.run('echo x > /etc/held')\n"
         "print('ready', flush=True)\n"
         "time.sleep(600)\n"
     )
-    holder = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
+    # A workroot of its own: another xdist worker's startup cleanup of the shared one could
+    # take the killed run's folder first, and this test is about what *a* cleanup removes.
+    workroot = Path(tempfile.mkdtemp(prefix="termrl-killed-", dir=default_workroot().parent))
+    holder = subprocess.Popen([sys.executable, str(script), str(workroot)], stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout.readline().strip() == "ready"
-        prefix = f"{default_workroot()}/sbx-{holder.pid}-"
+        prefix = f"{workroot}/sbx-{holder.pid}-"
         mounts = [line.split()[4] for line in Path("/proc/self/mountinfo").read_text().splitlines() if line.split()[4].startswith(prefix)]
         assert any("/host/usr" in m for m in mounts) and any(m.endswith("/rw") for m in mounts)
     finally:
         holder.send_signal(signal.SIGKILL)
         holder.wait()
     time.sleep(0.2)
-    backend = BwrapBackend(SandboxSettings())
+    backend = BwrapBackend(SandboxSettings(), workroot)
     try:
         removed = backend.cleanup_stale()
     finally:
@@ -288,5 +293,6 @@ def test_a_killed_run_leaves_no_mount_and_no_folder_after_the_next_cleanup(tmp_p
     assert any(path.startswith(prefix) for path in removed)
     left = [line.split()[4] for line in Path("/proc/self/mountinfo").read_text().splitlines() if line.split()[4].startswith(prefix)]
     assert left == []
-    assert not list(Path(default_workroot()).glob(f"sbx-{holder.pid}-*"))
+    assert not list(workroot.glob(f"sbx-{holder.pid}-*"))
+    shutil.rmtree(workroot, ignore_errors=True)
     assert os.path.isdir("/usr/bin") and os.listdir("/usr/bin"), "the host's folders are untouched"
