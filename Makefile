@@ -16,7 +16,7 @@ DEMO_TASKS := archive_manifest_targz or backup_listed_files or batch_rename_phot
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet --no-cache-dir -e '.[test,docker,train,demo,report]'
+	$(PY) -m pip install --quiet --no-cache-dir -e '.[test,docker,train,demo,report,inspect,miniswe]'
 	$(PY) -m pytest_termrl.agents.embedded --check >/dev/null
 	touch $(STAMP)
 

@@ -33,6 +33,36 @@ class CommandResult:
 
 
 @dataclass(frozen=True)
+class ExecRequest:
+    """One process run in a live sandbox beside the agent's shell, as another harness asks for it (Harbor's ``exec``,
+    Inspect's ``exec``): its own user, folder, variables and standard input, stdout and stderr kept apart."""
+
+    argv: tuple[str, ...]
+    user: str | None = None
+    """An account of the sandbox's machine, or ``UID[:GID]``; None: the task's user (the agent's)."""
+    cwd: str | None = None
+    """None: the task's workdir."""
+    env: tuple[tuple[str, str], ...] = ()
+    """Set over the sandbox's own environment (the image's ``ENV``, the user's ``HOME``, ``PATH``)."""
+    stdin: bytes = b""
+    timeout_s: float | None = None
+    """None: the sandbox's command timeout. At the limit every process the run started is killed."""
+    output_cap_bytes: int = 10 * 1024 * 1024
+    """Each of stdout and stderr is cut here (``truncated``)."""
+
+
+@dataclass(frozen=True)
+class ExecResult:
+    returncode: int | None
+    """None: killed at the timeout."""
+    stdout: bytes
+    stderr: bytes
+    timed_out: bool = False
+    truncated: bool = False
+    duration_s: float = 0.0
+
+
+@dataclass(frozen=True)
 class KeystrokeBatch:
     """Keys for the terminal session, as tmux names them, and how long to wait for the screen.
 
@@ -186,6 +216,17 @@ class Sandbox(ABC):
         while output was still coming. Never raises for anything typed.
         """
         raise NotImplementedError(f"the {self.backend_name} sandbox has no terminal session")
+
+    can_exec: bool = False
+    """Whether :meth:`exec` works here: one-shot processes as any user of the machine, beside the shell."""
+
+    def exec(self, request: ExecRequest) -> ExecResult:
+        """Run ``request`` inside this sandbox (same filesystem, processes, network and limits as the agent's shell).
+
+        Raises :class:`SandboxError` for a user the machine lacks or a folder that is not there;
+        never for anything the process does.
+        """
+        raise NotImplementedError(f"the {self.backend_name} sandbox runs no one-shot processes")
 
     @abstractmethod
     def stop_processes(self) -> None:

@@ -21,7 +21,8 @@ from ...errors import SandboxError
 from ...oracle.decoys import plant_decoys, plant_machine_decoys
 from ...oracle.record import ChangeRecord, Slot
 from ...tasks.model import Task
-from ..base import CommandResult, ControlFiles, KeystrokeBatch, LayeredRoot, MiB, Sandbox, SandboxSettings
+from ..base import (CommandResult, ControlFiles, ExecRequest, ExecResult, KeystrokeBatch, LayeredRoot, MiB, Sandbox,
+                    SandboxSettings)
 from ..control_files import HostControlFiles
 from ..hostfs import chown_tree, copy_tree
 from ..layout import AGENT_ENV, CTL_INSIDE, IO_INSIDE
@@ -29,10 +30,11 @@ from ..limits import ResourceLimits, task_settings
 from ..shell import PersistentShell
 from ..standin_shims import BIN_INSIDE, SHIMS_INSIDE, bwrap_args as standin_args
 from ..terminal_fifos import fifo_terminal
-from ..build.accounts import resolve_user
+from ..build.accounts import ImageUser, resolve_user
 from ..build.record import BuiltImage
 from ..build.step_run import image_slots
 from ..build.view import MergedView
+from .entered import exec_entered, inside_pid, live_user
 from .lowers import MachineLowers
 from .process_channel import ProcessChannel, agent_pids, agents_network
 from .storage import UpperStorage
@@ -214,14 +216,19 @@ class MachineSandbox(Sandbox):
                 os.chmod(folder, self._shown_mode(folder))
                 os.chown(folder, self._ids.base, self._ids.base)
 
-    def _open_shell(self) -> ProcessChannel:
-        self.installer_standins = True
-        account = self.account
+    def _machine_env(self, account: Account) -> dict[str, str]:
+        """What a process of ``account`` starts with: the agent's variables, root's PATH for root, the image's ``ENV``."""
         env = {**AGENT_ENV, "HOME": account.home, "USER": account.name, "LOGNAME": account.name}
         if account.uid == 0:
             env["PATH"] = ROOT_PATH
         if self.image is not None:  # the image's ENV, as an engine's exec gives it
             env.update({key: value for key, value in self.image.env if key not in ("HOME", "USER", "LOGNAME")})
+        return env
+
+    def _open_shell(self) -> ProcessChannel:
+        self.installer_standins = True
+        account = self.account
+        env = self._machine_env(account)
         binds = ["--ro-bind", str(self._ctl), CTL_INSIDE, "--bind", str(self._io), IO_INSIDE, *_standins(self._workroot, account, env["PATH"])]
         process = launch_layered(self._bwrap, self._ids, self.slots(), env=env, binds=binds, cwd=self._workdir,
                                  prefix=enter_as(account, self._groups), argv=["bash", "--noprofile", "--norc"],
@@ -235,6 +242,21 @@ class MachineSandbox(Sandbox):
 
     def send_keys(self, batch: KeystrokeBatch) -> CommandResult:
         return self._terminal.send_keys(batch)
+
+    can_exec = True
+
+    def exec(self, request: ExecRequest) -> ExecResult:
+        """Enter the namespaces of the agent's shell (started again if it was stopped) as ``request.user``."""
+        if not self._shell.running:
+            self._shell.start()
+        pid = inside_pid(self.agent_pids())
+        if pid is None:
+            raise SandboxError("exec: no process of the sandbox is alive to enter")
+        user = live_user(pid, request.user) if request.user is not None else \
+            ImageUser(self.account.uid, self.account.gid, self.account.name, self.account.home, self._groups)
+        env = self._machine_env(Account(user.uid, user.gid, user.name, user.home))
+        return exec_entered(pid, request, user, env, self._workdir, self._limits,
+                            request.timeout_s or self.settings.command_timeout_s)
 
     def stop_processes(self) -> None:
         self._shell.stop()
