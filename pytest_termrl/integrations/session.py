@@ -166,6 +166,7 @@ class MachineSession:
         refusal = made.whole_machine_problem()
         if refusal is not None:
             raise SandboxError(f"{task.id}: the {made.__class__.__name__} cannot make a whole-machine sandbox here: {refusal}")
+        infer = infer and bool(task.instruction.strip())  # a bare Dockerfile names nothing to infer from
         harness = Harness(made, infer_unfrozen=infer)
         sandbox = harness.new_sandbox(loaded, label)
         if not sandbox.can_exec:
