@@ -38,6 +38,7 @@ __termrl_save() {
     declare -f
     umask -p
   } >| "$__TERMRL_CTL/state.sh" 2>/dev/null
+  export -p >| "$__TERMRL_CTL/state.env" 2>/dev/null
   printf '%s' "$PWD" >| "$__TERMRL_CTL/state.cwd" 2>/dev/null
 }
 __termrl_done() {

@@ -46,7 +46,10 @@ PROMPT_COMMAND="${{PROMPT_COMMAND:+$PROMPT_COMMAND
 """The session's bashrc: where it starts (when the backend names a file that holds it), the window size
 (the pty's, whoever made it), the machine's and the user's bashrc, no history file written, and the prompt's marker."""
 
-_START_IN = '[ -r {path} ] && cd -- "$(cat {path})" 2>/dev/null\n'
+_START_IN = '[ -r {path} ] && cd -- "$(cat {path})" 2>/dev/null\n[ -r {env} ] && {{ __termrl_term=$TERM; . {env} 2>/dev/null; TERM=$__termrl_term; unset __termrl_term; }}\n'
+"""Where a session that is no child of the agent's shell (an engine's exec) starts, and the variables that shell
+exported after its last command (``state.env`` beside ``state.cwd``), as a child of it would have them, but the
+terminal's own ``TERM``."""
 
 
 class TerminalUnavailable(Exception):
@@ -127,7 +130,9 @@ class TerminalSession:
         token = secrets.token_hex(8)
         self._marker = f"\x1b]777;termrl-{token}\x07".encode()
         self._screen = Screen(self._columns, self._rows)
-        start_in = _START_IN.format(path=self._start_in) if self._start_in else ""
+        start_in = ""
+        if self._start_in:
+            start_in = _START_IN.format(path=self._start_in, env=self._start_in.rsplit("/", 1)[0] + "/state.env")
         self._files.write(RCFILE, _RCFILE.format(start_in=start_in, rows=self._rows, columns=self._columns, token=token))
         try:
             self._channel = self._open_channel(f"{self._ctl_inside}/{RCFILE}")

@@ -71,6 +71,13 @@ def test_the_screen_is_plain_text_of_its_size_and_the_session_starts_where_the_s
     assert keys(sandbox, "stty size", "Enter").output.splitlines()[-2] == "40 160"
 
 
+def test_the_session_has_the_variables_the_agents_shell_exported_and_not_its_own_ones(sandbox):
+    sandbox.run("export GREETING='hello there' MULTI=$'two\\nlines'; LOCAL_ONLY=kept-in-the-shell")
+    shown = keys(sandbox, 'echo "[$GREETING] [${LOCAL_ONLY:-unset}]"; printf "%s|" "$MULTI"; echo', "Enter")
+    lines = shown.output.splitlines()
+    assert "[hello there] [unset]" in lines and lines[lines.index("two") + 1] == "lines|", shown.output
+
+
 def test_a_settled_wait_ends_when_the_prompt_is_back_and_an_unsettled_one_waits_it_all(sandbox):
     keys(sandbox, "true", "Enter")  # the session starts
     quick = keys(sandbox, "echo hi", "Enter", wait=10)
