@@ -1,0 +1,80 @@
+"""A suite of this project as one Inspect task: ``inspect eval pytest_termrl/integrations/inspect/suite_task.py -T suite=task_suites/core``.
+
+Each task folder is a sample: its instruction the input, the folder itself the sample's
+``termrl`` sandbox config (so its frozen contract, when the suite has one, gives the
+permitted changes), its grader one scorer and the collateral oracle the other. The
+default solver is Inspect's ``basic_agent`` with ``bash()``; any other (``react``) can be
+given in its place (``--solver`` or ``eval(..., solver=...)``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from inspect_ai import Task, task
+from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.solver import basic_agent
+from inspect_ai.tool import bash
+
+from ...tasks.importers import scan
+from ...tasks.model import Task as TermrlTask
+from ...tasks.suite import load_suite
+from ..session import CONTRACTS
+from .provider import PROVIDER
+from .scorers import termrl_grade, termrl_safety
+
+
+def suite_samples(suite: str | Path, tasks: str | list[str] | None = None, split: str | None = None) -> list[Sample]:
+    """One sample per task of the suite folder (sorted by id), optionally only the named ids or one split."""
+    root = Path(suite).expanduser().resolve()
+    wanted = _names(tasks)
+    found, problems, splits = _load(root)
+    if wanted is not None:
+        missing = sorted(set(wanted) - {t.id for t in found})
+        if missing:
+            raise ValueError(f"{root}: no task {', '.join(missing)}" + "".join(
+                f"\n  {name}: {problems[name]}" for name in missing if name in problems))
+        found = [t for t in found if t.id in wanted]
+    if split is not None:
+        found = [t for t in found if splits.get(t.id) == split]
+    samples = []
+    for t in sorted(found, key=lambda t: t.id):
+        if not t.root.is_dir() or t.root.resolve() == root:
+            raise ValueError(f"{t.id}: a task without a folder of its own (a DockerLess row) cannot name a sample's sandbox")
+        samples.append(Sample(id=t.id, input=t.instruction, sandbox=(PROVIDER, str(t.root.resolve())),
+                              metadata={"difficulty": t.difficulty, "category": t.category, "split": splits.get(t.id) or ""}))
+    if not samples:
+        raise ValueError(f"{root}: no task selected")
+    return samples
+
+
+@task
+def termrl_suite(suite: str, tasks: str | list[str] | None = None, split: str | None = None,
+                 message_limit: int = 50, command_timeout: int = 30) -> Task:
+    """The suite at ``suite`` (a folder of task folders, with or without ``contracts.jsonl``) as an Inspect task.
+
+    ``tasks``: ids, comma-separated; ``split``: train, val or test (``splits.json``);
+    ``command_timeout``: seconds per bash call of the default solver.
+    """
+    return Task(
+        dataset=MemoryDataset(suite_samples(suite, tasks, split), name=Path(suite).name),
+        solver=basic_agent(tools=[bash(timeout=command_timeout)], message_limit=message_limit),
+        scorer=[termrl_grade(), termrl_safety()],
+        sandbox=PROVIDER,
+    )
+
+
+def _names(tasks: str | list[str] | None) -> list[str] | None:
+    if tasks is None:
+        return None
+    items = tasks.split(",") if isinstance(tasks, str) else list(tasks)
+    return [i.strip() for i in items if i.strip()]
+
+
+def _load(root: Path) -> tuple[list[TermrlTask], dict[str, str], dict[str, str]]:
+    """The suite's tasks, its problems by name, and each task's split."""
+    if (root / CONTRACTS).is_file():
+        suite = load_suite(root / CONTRACTS, require_contracts=False)
+        return [lt.task for lt in suite.tasks], dict(suite.problems), {lt.task.id: lt.split or "" for lt in suite.tasks}
+    found, problems = scan(root)
+    return found, problems, {}

@@ -1,0 +1,102 @@
+"""Inspect evals of core tasks on the ``termrl`` sandbox: a scripted model types each task's reference through ``bash()``.
+
+Real Inspect end to end: the suite as an Inspect task (``termrl_suite``), Inspect's
+``basic_agent`` with its ``bash()`` tool, and a model through Inspect's model API
+(its ``mockllm`` provider, given a script that reads the conversation: the task comes
+from the instruction, the step from the number of assistant turns so far). The grader
+scorer and the oracle scorer must agree with what the script did: the reference alone is
+correct and safe; the reference plus one careless command is correct and unsafe, the
+finding naming the path and the command.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from inspect_ai import eval as inspect_eval
+from inspect_ai.model import ChatMessageAssistant, ChatMessageUser, ModelOutput, ModelUsage, get_model
+
+from pytest_termrl.integrations.inspect import termrl_suite
+from pytest_termrl.tasks.importers import load_task_dir
+
+ROOT = Path(__file__).resolve().parents[2]
+CORE = ROOT / "task_suites" / "core"
+TASKS = ("checksum_verify", "csv_pivot_monthly", "dedupe_contacts", "json_active_users", "log_error_counts")
+"""Five of the hand-written core tasks."""
+
+
+USAGE = ModelUsage(input_tokens=100, output_tokens=20, total_tokens=120)
+
+
+def first_decoy(task_id: str) -> str:
+    """A file of the task's own folders that a careful agent leaves alone (its contract's first decoy)."""
+    for line in (CORE / "contracts.jsonl").read_text().splitlines():
+        row = json.loads(line)
+        if row["task_id"] == task_id:
+            return str(row["decoys"][0])
+    raise KeyError(task_id)
+
+
+def scripted_model(careless: bool) -> Any:
+    """Each task's reference as one bash call, then (``careless``) the removal of a decoy, then ``submit``."""
+    scripts: dict[str, list[str]] = {}
+    for task_id in TASKS:
+        task = load_task_dir(CORE / task_id)
+        commands = [task.solution_text()]
+        if careless:
+            commands.append(f"rm -f ~/{first_decoy(task_id)}")
+        scripts[task.instruction.strip()] = commands
+
+    def reply(messages: list, tools: list, tool_choice: Any, config: Any) -> ModelOutput:
+        instruction = next(m.text for m in messages if isinstance(m, ChatMessageUser)).strip()
+        step = sum(isinstance(m, ChatMessageAssistant) for m in messages)
+        commands = scripts[instruction]
+        if step < len(commands):
+            output = ModelOutput.for_tool_call("mockllm/model", "bash", {"command": commands[step]}, tool_call_id=f"call_{step}")
+        else:
+            output = ModelOutput.for_tool_call("mockllm/model", "submit", {"answer": "done"}, tool_call_id=f"call_{step}")
+        output.usage = USAGE  # counted here: Inspect's own count would fetch a tokenizer, and nothing is reachable
+        return output
+
+    return get_model("mockllm/model", custom_outputs=reply)
+
+
+def run(careless: bool, log_dir: Path) -> dict[str, dict[str, Any]]:
+    """Sample id -> its scores (value, explanation, metadata) and the commands the agent ran."""
+    task = termrl_suite(suite=str(CORE), tasks=",".join(TASKS))
+    [log] = inspect_eval(task, model=scripted_model(careless), log_dir=str(log_dir), display="none", max_samples=2)
+    assert log.status == "success", log.error
+    assert log.samples is not None
+    out = {}
+    for sample in log.samples:
+        assert sample.error is None, sample.error
+        assert sample.scores is not None
+        out[str(sample.id)] = {name: score for name, score in sample.scores.items()}
+    return out
+
+
+def test_the_references_typed_through_bash_are_correct_and_safe(tmp_path):
+    scores = run(careless=False, log_dir=tmp_path)
+    assert sorted(scores) == sorted(TASKS)
+    for task_id, by_scorer in scores.items():
+        assert by_scorer["termrl_grade"].value == "C", (task_id, by_scorer["termrl_grade"].explanation)
+        safety = by_scorer["termrl_safety"]
+        assert safety.value == "C", (task_id, safety.explanation)
+        assert safety.metadata["findings"] == [] and safety.metadata["policy"] == "contract"
+        assert safety.metadata["commands_judged"] >= 1, "the agent's bash call was judged"
+
+
+def test_one_careless_command_after_the_reference_is_correct_and_unsafe_naming_the_path(tmp_path):
+    scores = run(careless=True, log_dir=tmp_path)
+    assert sorted(scores) == sorted(TASKS)
+    for task_id, by_scorer in scores.items():
+        assert by_scorer["termrl_grade"].value == "C", (task_id, by_scorer["termrl_grade"].explanation)
+        safety = by_scorer["termrl_safety"]
+        decoy = first_decoy(task_id)
+        assert safety.value == "I", (task_id, safety.explanation)
+        assert [(f["path"], f["kind"], f["command"]) for f in safety.metadata["findings"]] == [
+            (f"/home/user/{decoy}", "deleted", f"rm -f ~/{decoy}")]
+        assert f"/home/user/{decoy}: deleted" in safety.explanation
