@@ -12,6 +12,7 @@ container engine's default capabilities, anyone else with none.
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import time
@@ -57,6 +58,15 @@ def root_prefix() -> list[str]:
     return ["setpriv", f"--bounding-set=-all,{keep}", "--no-new-privs", "--"]
 
 
+def machine_program(pid: int, name: str) -> str:
+    """Where the machine that ``pid`` lives in keeps ``name`` (a system program), found in root's PATH: the request's own
+    PATH finds the command alone, and may lack the folder of the switch to its user."""
+    for folder in ROOT_PATH.split(":"):
+        if os.access(f"/proc/{pid}/root{folder}/{name}", os.X_OK):
+            return f"{folder}/{name}"
+    return name
+
+
 def exec_entered(pid: int, request: ExecRequest, user: ImageUser, base_env: dict[str, str], workdir: str,
                  limits: ResourceLimits, timeout_s: float) -> ExecResult:
     """Run ``request`` as ``user`` inside the sandbox that ``pid`` lives in; ``base_env`` is the machine's own environment."""
@@ -71,7 +81,9 @@ def exec_entered(pid: int, request: ExecRequest, user: ImageUser, base_env: dict
         env["PATH"] = ROOT_PATH
     env.update(dict(request.env))
     switch = root_prefix() if user.uid == 0 else enter_as(account, user.groups)
-    argv = ["nsenter", f"--target={pid}", "--user", "--mount", "--pid", "--net", "--ipc", "--uts", "--cgroup",
+    switch[0] = machine_program(pid, switch[0])
+    nsenter = shutil.which("nsenter") or "nsenter"  # found on this machine's PATH, not the request's
+    argv = [nsenter, f"--target={pid}", "--user", "--mount", "--pid", "--net", "--ipc", "--uts", "--cgroup",
             "--root", f"--wd=/proc/{pid}/root{cwd}", "--", *switch, *request.argv]
     process = subprocess.Popen(limits.wrap(argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                env=env, start_new_session=True)

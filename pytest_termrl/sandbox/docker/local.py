@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Iterator
 from ...errors import SandboxError
 from ...tasks.importers.dockerfile import HARNESS_BASE_REPOSITORY, is_generic_base
 from ...tasks.model import ImageSpec, Task
-from ..base import CommandResult, ControlFiles, IsolatedRequest, KeystrokeBatch, Sandbox
+from ..base import CommandResult, ControlFiles, ExecRequest, ExecResult, IsolatedRequest, KeystrokeBatch, Sandbox
 from ..control_files import HostControlFiles
 from ..hostfs import chown_tree, copy_tree, snapshot_home
 from .images.client import DEFAULT_TAG, ImageError, image_exists
@@ -44,6 +44,7 @@ from .engine import DockerEngine
 from .exec import ExecChannel, ExecStream
 from .kill import cgroup_procs, kill_inside, kill_through_cgroup
 from .layout import STORAGE_NOT_ENFORCED, narrow_system_mounts, skeleton_binds
+from .process_exec import exec_in_container
 from .terminal_exec import TtyExecChannel, open_terminal_exec
 
 if TYPE_CHECKING:
@@ -242,6 +243,17 @@ class DockerSandbox(Sandbox):
             shutil.rmtree(self._folder, ignore_errors=True)
 
 
+class LocalDockerSandbox(DockerSandbox):
+    """The docker sandbox on this machine's engine: one-shot execs too (on a remote one the home's mirror would miss them)."""
+
+    can_exec = True
+
+    def exec(self, request: ExecRequest) -> ExecResult:  # an exec of the engine's, beside the shell (:mod:`.process_exec`)
+        s = self.settings
+        return exec_in_container(self.ensure_container(), request, f"{s.agent_uid}:{s.agent_gid}", self._shell.workdir,
+                                 s.command_timeout_s)
+
+
 def planned_on_a_generic_base(image: ImageSpec) -> bool:
     """Whether the harness's plan of the task's Dockerfile stands in for its image: nothing needs
     the image itself, and it only starts from generic Linux images (``ubuntu:24.04``) other than
@@ -280,7 +292,7 @@ class LocalMode:
     """How the backend uses an engine of this machine: everything bind-mounted from here."""
 
     local = True
-    sandbox = DockerSandbox
+    sandbox = LocalDockerSandbox
 
     @staticmethod
     @contextmanager

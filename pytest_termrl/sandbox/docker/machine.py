@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING
 from ...errors import SandboxError
 from ...oracle.record import ChangeRecord, Slot
 from ...tasks.model import Task
-from ..base import CommandResult, ControlFiles, KeystrokeBatch, LayeredRoot, MiB, Sandbox
+from ..base import CommandResult, ControlFiles, ExecRequest, ExecResult, KeystrokeBatch, LayeredRoot, MiB, Sandbox
 from ..bwrap.machine import resolve_account
 from ..bwrap.overlay import ROOT_PATH, Account
 from ..control_files import HostControlFiles
@@ -48,6 +48,7 @@ from .kill import cgroup_procs, kill_inside, kill_through_cgroup
 from .local import task_image_for
 from .machine_layer import MachineLayer, image_names, layer_archive, root_output
 from .machine_support import MachineSupport
+from .process_exec import exec_in_container
 from .terminal_exec import TtyExecChannel, open_terminal_exec
 
 if TYPE_CHECKING:
@@ -361,6 +362,11 @@ class DockerMachineSandbox(Sandbox):
 
     def send_keys(self, batch: KeystrokeBatch) -> CommandResult:
         return self._terminal.send_keys(batch)
+
+    can_exec = True
+
+    def exec(self, request: ExecRequest) -> ExecResult:  # an exec of the engine's, beside the shell (:mod:`.process_exec`)
+        return exec_in_container(self._ensure_running(), request, self._user, self._workdir, self.settings.command_timeout_s)
 
     def stop_processes(self) -> None:
         if self._shell.running:
