@@ -17,6 +17,7 @@ AGENTS: Registry[type[Agent] | AgentFactory] = Registry("agent", {
     "recovery": Entry("pytest_termrl.agents.builtin", "RecoveryAgent"),  # repairs the fault, then runs the reference
     "openai": Entry("pytest_termrl.agents.openai_agent", "OpenAIAgent"),  # a model behind an OpenAI-compatible endpoint
     "replay": Entry("pytest_termrl.agents.replay", "ReplayAgent"),  # plays recorded trials (--termrl-trajectories)
+    "mini-swe-agent": Entry("pytest_termrl.agents.mini_swe_agent", "MiniSweAgent", "miniswe"),  # mini-swe-agent's own loop and prompts
 }, AGENT_ALIASES)
 """Every agent by name: its class, or a factory a plugin registered."""
 

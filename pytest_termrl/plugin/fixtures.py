@@ -66,7 +66,7 @@ def termrl_agent(request: pytest.FixtureRequest, termrl_spec: EpisodeSpec, termr
 
             served = model_endpoint(config)[1]
             pool = endpoint_pool(config)
-            agent = make_openai_agent(options.model, pool.pick(), served)
+            agent = make_openai_agent(options.model, pool.pick(), served, options.agent)
             yield agent
             agent.close()
             _drop_if_dead(pool, agent)

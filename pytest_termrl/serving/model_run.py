@@ -30,9 +30,15 @@ def model_name(model_options, served_model: str | None) -> str:
     return model_options.model or served_model or "model"
 
 
-def make_openai_agent(model_options, base_url: str, served_model: str | None) -> OpenAIAgent:
+def make_openai_agent(model_options, base_url: str, served_model: str | None, agent: str = "openai") -> OpenAIAgent:
+    """The model's agent ``agent`` (``openai``, or an agent built on it such as ``mini-swe-agent``) for this endpoint."""
+    from ..agents import AGENTS
+
+    cls = AGENTS[agent]
+    if not (isinstance(cls, type) and issubclass(cls, OpenAIAgent)):
+        raise TypeError(f"the agent {agent!r} is not played through an OpenAI-compatible endpoint")
     m = model_options
-    return OpenAIAgent(
+    return cls(
         base_url=base_url,
         model=model_name(m, served_model),
         api_key=m.api_key,
