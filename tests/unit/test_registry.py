@@ -97,11 +97,11 @@ def test_the_agents_table_names_every_agent_openai_included():
     from pytest_termrl.agents import AGENTS, agent_names, make_builtin_agent, needs_model
     from pytest_termrl.agents.builtin import NoopAgent, ReferenceAgent
 
-    assert agent_names() == ["noop", "openai", "recovery", "reference", "replay", "script"]
-    assert [n for n in agent_names() if needs_model(n)] == ["openai"]
+    assert agent_names() == ["mini-swe-agent", "noop", "openai", "recovery", "reference", "replay", "script"]
+    assert [n for n in agent_names() if needs_model(n)] == ["mini-swe-agent", "openai"]
     assert isinstance(make_builtin_agent("noop"), NoopAgent)
     assert isinstance(make_builtin_agent("oracle"), ReferenceAgent) and needs_model("oracle") is False
-    with pytest.raises(KeyError, match="unknown agent 'orcale'; known: noop, openai, recovery, reference, replay, script"):
+    with pytest.raises(KeyError, match="unknown agent 'orcale'; known: mini-swe-agent, noop, openai, recovery, reference, replay, script"):
         make_builtin_agent("orcale")
     with pytest.raises(ValueError, match="played by a model"):
         make_builtin_agent("openai")
