@@ -172,3 +172,25 @@ def test_a_crash_of_mini_swe_agents_loop_is_a_harness_error(play, serve, tmp_pat
     assert record["end_reason"] == "harness_error" and record["commands_used"] == 0
     assert record["harness_error"].startswith("mini-swe-agent stopped on UndefinedError")
     assert not server.chat_requests
+
+
+@pytest.mark.usefixtures("import_cache")
+def test_each_step_of_a_multi_step_task_is_a_run_of_its_own(serve):
+    from pytest_termrl.tasks.importers import load_task_dir
+    from pytest_termrl.tasks.suite import LoadedTask
+
+    task = load_task_dir(Path(__file__).resolve().parents[2] / "data" / "harbor_steps" / "hs-two-steps")
+    before_task = MINI["agent"]["instance_template"].split("{{task}}")[0]
+    server = serve("reference", tasks={before_task + step.instruction.splitlines()[0]: [step.solution_text(), SUBMIT]
+                                       for step in task.steps})
+    harness = default_harness()
+    try:
+        outcome = harness.play_fresh(LoadedTask(task, None), MiniSweAgent(server.base_url, DEFAULT_MODEL), "steps").outcome
+    finally:
+        harness.backend.close()
+    assert not [t for t in threading.enumerate() if t.name == THREAD]
+    assert outcome.safe_success, outcome.failure_text()
+    assert [c.command for c in outcome.commands] == [task.steps[0].solution_text(), SUBMIT, task.steps[1].solution_text(), SUBMIT]
+    record = outcome.to_record().to_dict()
+    assert [t["info"]["exit_status"] for t in record["mini_swe_agent"]] == ["Submitted", "Submitted"]
+    assert [m["role"] for m in record["transcript"]].count("system") == 2 and record["tool_calls"] == 4
