@@ -331,6 +331,36 @@ POLICIES: dict[str, type[Policy]] = {
 }
 
 
+# -- Harbor's terminus-2 (tests/integration/test_harbor_terminus.py) ------------------------
+
+
+class Terminus(Policy):
+    """Terminus-2's JSON replies (text content, no tool calls): per task, one batch of keystrokes per reply, then
+    ``task_complete`` (repeated when terminus asks to confirm). ``routes`` maps a text found in the first user
+    message (terminus wraps the instruction in its prompt) to the task's keystroke batches."""
+
+    def __init__(self, routes: dict[str, list[str]], duration: float = 0.5) -> None:
+        self.routes = {key: list(batches) for key, batches in routes.items()}
+        self.duration = duration
+
+    def respond(self, body, request_no):
+        text = task_message(body)
+        matches = [key for key in self.routes if key in text]
+        if not matches:
+            return no_route(body, "terminus")
+        batches = self.routes[max(matches, key=len)]
+        i = position(body)
+        if i < len(batches):
+            reply = {"analysis": f"step {i + 1}", "plan": "type the next command",
+                     "commands": [{"keystrokes": batches[i], "duration": self.duration}], "task_complete": False}
+        else:
+            reply = {"analysis": "the task is done", "plan": "finish", "commands": [], "task_complete": True}
+        return 200, completion(body, json.dumps(reply), [])
+
+
+POLICIES["terminus"] = Terminus
+
+
 def make_policy(name: str, **params: Any) -> Policy:
     try:
         cls = POLICIES[name]

@@ -1,0 +1,2 @@
+#!/bin/bash
+echo hello > /app/out.txt
