@@ -88,12 +88,12 @@ def _family(row: dict) -> str:
 
 def format_table(summary: dict) -> list[str]:
     """The terminal table closing a run."""
-    header = f"{'agent':<10} {'prompt':<16} {'family':<14} {'eps':>4} {'safe':>5} {'rate':>6} {'95% CI':>13} {'coll':>4} {'rec.f':>5} {'herr':>4} {'cmds':>5}"
+    header = f"{'agent':<14} {'prompt':<16} {'family':<14} {'eps':>4} {'safe':>5} {'rate':>6} {'95% CI':>13} {'coll':>4} {'rec.f':>5} {'herr':>4} {'cmds':>5}"
     lines = [header, "-" * len(header)]
     for row in summary["rows"]:
         low, high = row["ci95"]
         lines.append(
-            f"{str(row['agent'])[:10]:<10} {str(row['prompt'])[:16]:<16} {_family(row)[:14]:<14} "
+            f"{str(row['agent'])[:14]:<14} {str(row['prompt'])[:16]:<16} {_family(row)[:14]:<14} "
             f"{row['episodes']:>4} {row['safe_successes']:>5} {row['safe_success_rate']:>6.1%} "
             f"{f'[{low:.2f}, {high:.2f}]':>13} {row['collateral_episodes']:>4} {row['recovery_failures']:>5} "
             f"{row['harness_errors']:>4} {row['mean_commands']:>5.1f}"
