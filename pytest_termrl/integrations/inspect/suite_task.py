@@ -9,6 +9,7 @@ given in its place (``--solver`` or ``eval(..., solver=...)``).
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from inspect_ai import Task, task
@@ -16,17 +17,18 @@ from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.solver import basic_agent
 from inspect_ai.tool import bash
 
-from ...tasks.importers import scan
-from ...tasks.model import Task as TermrlTask
-from ...tasks.suite import load_suite
-from ..session import CONTRACTS
-from .provider import PROVIDER
-from .scorers import termrl_grade, termrl_safety
+# Absolute imports: ``inspect eval`` loads this file by its path, outside its package.
+from pytest_termrl.integrations.inspect.provider import PROVIDER
+from pytest_termrl.integrations.inspect.scorers import termrl_grade, termrl_safety
+from pytest_termrl.integrations.session import CONTRACTS
+from pytest_termrl.tasks.importers import scan
+from pytest_termrl.tasks.model import Task as TermrlTask
+from pytest_termrl.tasks.suite import load_suite
 
 
 def suite_samples(suite: str | Path, tasks: str | list[str] | None = None, split: str | None = None) -> list[Sample]:
     """One sample per task of the suite folder (sorted by id), optionally only the named ids or one split."""
-    root = Path(suite).expanduser().resolve()
+    root = suite_root(suite)
     wanted = _names(tasks)
     found, problems, splits = _load(root)
     if wanted is not None:
@@ -57,11 +59,24 @@ def termrl_suite(suite: str, tasks: str | list[str] | None = None, split: str | 
     ``command_timeout``: seconds per bash call of the default solver.
     """
     return Task(
-        dataset=MemoryDataset(suite_samples(suite, tasks, split), name=Path(suite).name),
+        dataset=MemoryDataset(suite_samples(suite, tasks, split), name=suite_root(suite).name),
         solver=basic_agent(tools=[bash(timeout=command_timeout)], message_limit=message_limit),
         scorer=[termrl_grade(), termrl_safety()],
         sandbox=PROVIDER,
     )
+
+
+def suite_root(suite: str | Path) -> Path:
+    """The suite folder; a relative path is taken from where the command was run (``$PWD``), as a user
+    typing it means, since Inspect runs a task file from that file's own folder."""
+    path = Path(suite).expanduser()
+    if not path.is_absolute():
+        for base in (os.environ.get("PWD"), os.getcwd()):
+            if base and (Path(base) / path).is_dir():
+                return (Path(base) / path).resolve()
+    if not path.is_dir():
+        raise FileNotFoundError(f"{suite}: no such suite folder")
+    return path.resolve()
 
 
 def _names(tasks: str | list[str] | None) -> list[str] | None:
