@@ -13,6 +13,10 @@ import time
 from dataclasses import dataclass
 from typing import IO, Callable
 
+OUTPUT_GRACE_S = 2.0
+"""How long both outputs may stay open, all told, once the process is gone: a child it left running may hold them
+(an engine's exec waits as long)."""
+
 
 @dataclass
 class _Sink:
@@ -65,8 +69,9 @@ def collect(process: subprocess.Popen, stdin: bytes, timeout_s: float, cap: int,
         timed_out = True
         kill()
         process.wait()
+    grace = time.monotonic() + OUTPUT_GRACE_S  # a child left running (a service, one that escaped the kill) may hold a pipe
     for reader in readers:
-        reader.join(timeout=5)  # a grandchild that escaped the kill may hold the pipe: do not wait for it
+        reader.join(timeout=max(0.0, grace - time.monotonic()))
     out, err = sinks
     return Collected(None if timed_out else process.returncode, bytes(out.data), bytes(err.data), timed_out,
                      out.truncated or err.truncated, time.monotonic() - start)

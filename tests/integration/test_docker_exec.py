@@ -195,6 +195,16 @@ def test_the_timeout_kills_the_run_and_its_background_child(sandbox):
     assert sandbox.run("echo still here").output == "still here\n", "the agent's shell lives on"
 
 
+def test_a_service_started_in_the_background_outlives_the_exec_without_holding_it(sandbox):
+    marker = unique_sleep()
+    start = time.monotonic()
+    done = _sh(sandbox, f"sleep {marker} & echo $! > /tmp/exec-service; echo started", timeout_s=20)
+    assert (done.returncode, done.stdout, done.timed_out) == (0, b"started\n", False)
+    assert time.monotonic() - start < 4, "the child holds the outputs open: the result waits a moment, no more"
+    assert _sh(sandbox, 'kill -0 "$(cat /tmp/exec-service)"').returncode == 0, "the service runs on"
+    assert _sh(sandbox, 'kill "$(cat /tmp/exec-service)"').returncode == 0
+
+
 def test_the_output_cap_cuts_each_stream(sandbox):
     done = _sh(sandbox, "head -c 100000 /dev/zero; head -c 50 /dev/zero >&2", output_cap_bytes=1000)
     assert done.returncode == 0 and done.truncated

@@ -69,7 +69,7 @@ exit 1
 
 def exec_in_container(container, request: ExecRequest, default_user: str, workdir: str, default_timeout_s: float) -> ExecResult:
     """Run ``request`` in the started ``container``; ``default_user`` (a docker ``user=``) and ``workdir`` are the task's."""
-    spec = request.user if request.user is not None else default_user
+    spec = (request.user if request.user is not None else default_user).strip() or "0"  # "" names root, as resolve_user reads it
     user = container_user(container, spec)
     cwd = request.cwd or workdir
     if not cwd.startswith("/"):
