@@ -94,9 +94,11 @@ def test_a_user_the_agent_added_at_run_time(sandbox):
     added = _sh(sandbox, "useradd -m -u 2345 latecomer 2>&1 || adduser --disabled-password --gecos '' --uid 2345 latecomer",
                 user="root")
     assert added.returncode == 0, added.stdout + added.stderr
-    done = _sh(sandbox, 'id -u; id -un; echo "$HOME"', user="latecomer")
+    assert _sh(sandbox, "groupadd -g 3456 crew && usermod -aG crew latecomer", user="root").returncode == 0
+    done = _sh(sandbox, 'id -u; id -un; echo "$HOME"; id -G', user="latecomer")
     assert done.returncode == 0, done.stderr
-    assert done.stdout.decode().split() == ["2345", "latecomer", "/home/latecomer"]
+    assert done.stdout.decode().split()[:3] == ["2345", "latecomer", "/home/latecomer"]
+    assert "3456" in done.stdout.decode().split()[3:], "the groups /etc/group gives it now"
 
 
 def test_a_user_the_machine_lacks_is_refused(sandbox):
