@@ -164,7 +164,7 @@ def _collect(stream: ExecStream, container, request: ExecRequest, user: str, cwd
             sinks.add(kind, data)
     returncode = None if timed_out else stream.exit_code()
     if not sinks.started() and not timed_out:
-        said = bytes(sinks.data[1] + sinks.data[2]).decode(errors="replace").strip()
+        said = bytes((sinks.head or b"") + sinks.data[1] + sinks.data[2]).decode(errors="replace").strip()
         if "chdir" in said:  # the engine's runtime could not enter it: "chdir to cwd (...) failed: no such file or directory"
             raise SandboxError(f"exec: the folder {cwd!r} is not a folder of the sandbox's machine ({said[-200:]})")
         raise SandboxError(f"exec in {container.name} could not start (exit {returncode}): {said[-300:]}")
