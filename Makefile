@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-fast install clean freeze suite bench results train-demo grpo-demo
+.PHONY: demo test test-fast install harbor clean freeze suite bench results train-demo grpo-demo
 
 # llama-cpp-python (the embedded demo model's server) compiles from source: CPU only, AVX2,
 # no -march=native (its AMX kernels crash on some VMs, llama.cpp #20824), no multimodal library.
@@ -21,6 +21,14 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 install: $(STAMP)
+
+# Harbor needs Python 3.12: its own virtual environment (pyenv's CPython 3.12), for the Harbor integration's tests and benchmark.
+HARBOR_STAMP := .venv-harbor/.installed
+$(HARBOR_STAMP): pyproject.toml .ci/harbor-setup.sh
+	bash .ci/harbor-setup.sh
+	touch $(HARBOR_STAMP)
+
+harbor: $(HARBOR_STAMP)
 
 # The main job on the embedded defaults: bwrap sandbox, the bundled model (Gemma 3 270M on
 # llama.cpp, CPU only) untrained and with the adapter that make train-demo trained and shipped
@@ -77,7 +85,7 @@ grpo-demo: $(STAMP)
 	$(PY) tools/readme.py README.md
 
 # The project's own tests, slow tiers included (this is what CI runs).
-test: $(STAMP)
+test: $(STAMP) $(HARBOR_STAMP)
 	$(PY) -m pytest tests -p no:cacheprovider -q -n 2
 
 test-fast: $(STAMP)
