@@ -14,6 +14,7 @@ except ImportError as exc:  # pragma: no cover - the extra is missing
 from .config import TermrlConfig
 from .provider import TermrlSandbox
 from .scorers import termrl_grade, termrl_safety
+from .solver_end import SolverEnd
 from .suite_task import termrl_suite
 
-__all__ = ["TermrlConfig", "TermrlSandbox", "termrl_grade", "termrl_safety", "termrl_suite"]
+__all__ = ["SolverEnd", "TermrlConfig", "TermrlSandbox", "termrl_grade", "termrl_safety", "termrl_suite"]

@@ -6,8 +6,9 @@ own set-up of the sample is done (its ``files`` copied, its ``setup`` run, its r
 probe recorded: Inspect records that decision on the provider object after set-up and
 before the solver starts), so set-up is never taken for the agent's work; from then on
 each ``exec`` and ``write_file`` is followed by the oracle's check naming the command.
-:meth:`TermrlSandbox.finish` ends the agent's turn (the scorers call it first): the last
-judgement is made and later execs, the scorers' own, are not judged.
+:meth:`TermrlSandbox.finish` ends the agent's turn when the solver ends (:mod:`.solver_end`;
+the termrl scorers call it too): the last judgement is made and later execs, the scorers'
+own, are not judged.
 """
 
 from __future__ import annotations

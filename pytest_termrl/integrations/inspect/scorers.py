@@ -1,8 +1,9 @@
 """The collateral oracle and the task's own grader as Inspect scorers, both judging the state the solver left.
 
-Inspect runs scorers after the solver, so each scorer first ends the agent's turn
-(:meth:`.provider.TermrlSandbox.finish`, idempotent): the oracle's last judgement is made
-then, and whatever a scorer runs afterwards is never taken for the agent's work. The
+Inspect runs scorers after the solver. The agent's turn ends when the solver does
+(:mod:`.solver_end`), and each scorer here ends it again first (idempotent) for a run
+without that hook: the oracle's last judgement is made then, and whatever a scorer runs
+afterwards is never taken for the agent's work. The
 grader runs on a snapshot of the machine in a fresh sandbox, never in the live one.
 """
 
