@@ -19,12 +19,12 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import re
 import sys
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from ...errors import TermrlError
+from ...sandbox.build.check import read_buildable
 from ...sandbox.standin_shims import BIN_INSIDE
 from ..session import MachineSession
 from . import grader_tooling, transfer
@@ -52,15 +52,9 @@ def _truthy(value: Any) -> bool:
 
 
 def dockerfile_user(environment_dir: Path) -> str:
-    """The user of the Dockerfile's last ``USER`` (Harbor's container default for ``user=None``), else root."""
+    """The Dockerfile's final ``USER`` (Harbor's container default for ``user=None``), else root."""
     dockerfile = Path(environment_dir) / "Dockerfile"
-    user = "root"
-    if dockerfile.is_file():
-        for line in dockerfile.read_text(errors="replace").splitlines():
-            found = re.match(r"\s*USER\s+(\S+)", line, re.IGNORECASE)
-            if found:
-                user = found.group(1)
-    return user
+    return (read_buildable(dockerfile).user if dockerfile.is_file() else "") or "root"
 
 
 def task_source(environment_dir: Path) -> Path:

@@ -2,7 +2,8 @@
 
 Checked at ``start`` (Harbor's error type there, :class:`SandboxBuildFailedError`, marks a
 trial that no retry would help): a Docker Compose environment (sidecar services), GPUs or
-TPUs, a Windows container; everything else the task's folder asks for is decided by this
+TPUs, a Windows container, a Dockerfile the daemonless builder cannot build (its blockers,
+such as a base image the host cannot stand in for); everything else the task's folder asks for is decided by this
 project's task loader and image builder when the session opens (a base image the host
 cannot stand in for, a prebuilt image, a refused ``task.toml`` field), whose own words
 become the reason.
@@ -12,6 +13,8 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
+
+from ...sandbox.build.check import read_buildable
 
 COMPOSE_FILES = ("docker-compose.yaml", "docker-compose.yml", "compose.yaml", "compose.yml")
 
@@ -29,6 +32,11 @@ def refusal(environment_dir: Path, env_config: Any) -> str | None:
     os_name = str(getattr(getattr(env_config, "os", None), "value", "linux"))
     if os_name != "linux":
         return f"the task targets {os_name}: the sandbox is a Linux machine"
+    dockerfile = Path(environment_dir) / "Dockerfile"
+    if dockerfile.is_file():
+        blockers = read_buildable(dockerfile).blockers
+        if blockers:
+            return "; ".join(one_line(b) for b in blockers)
     return None
 
 
