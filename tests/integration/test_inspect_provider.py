@@ -22,14 +22,14 @@ from pytest_termrl.integrations.inspect import TermrlConfig, TermrlSandbox
 from pytest_termrl.integrations.session import shared_backend
 from pytest_termrl.sandbox.conformance.host import host_pids_appearing, host_pids_with, unique_sleep
 
+from conftest import require_engine
+
 ROOT = Path(__file__).resolve().parents[2]
 CORE = ROOT / "task_suites" / "core"
 
-NOT_APPLICABLE: dict[str, str] = {
-    "test_exec_as_user": "the machine's system is the host's, which has no adduser or userdel to make the user the check "
-                         "needs (exec as another user of the machine is covered by test_exec_runs_as_the_machines_users)",
-}
-"""Checks of Inspect's suite that cannot apply to this machine, each with the reason."""
+NOT_APPLICABLE: dict[str, str] = {}
+"""Checks of Inspect's suite that cannot apply to this machine, each with the reason: none, every check runs and passes
+on both backends (a check added here becomes a strict xfail)."""
 
 pytestmark = pytest.mark.anyio
 
@@ -39,14 +39,18 @@ def anyio_backend():
     return "asyncio"
 
 
-@pytest.fixture(scope="module")
-async def machine():
-    envs = await TermrlSandbox.sample_init("self-check", None, {"__sample_id__": "self-check"})
+@pytest.fixture(scope="module", params=["bwrap", "docker"])
+async def machine(request, engine_check):
+    """The bare machine on each backend (docker: skipped on a developer machine without an engine, failed in CI)."""
+    if request.param == "docker":
+        require_engine(engine_check)
+    config = TermrlConfig(backend=request.param)
+    envs = await TermrlSandbox.sample_init("self-check", config, {"__sample_id__": f"self-check-{request.param}"})
     env = envs["default"]
     assert isinstance(env, TermrlSandbox)
     env.arm()  # every check's exec judged, as a solver's are
     yield env
-    await TermrlSandbox.sample_cleanup("self-check", None, envs, False)
+    await TermrlSandbox.sample_cleanup("self-check", config, envs, False)
 
 
 @pytest.fixture
