@@ -6,7 +6,9 @@ Real Inspect end to end: the suite as an Inspect task (``termrl_suite``), Inspec
 from the instruction, the step from the number of assistant turns so far). The grader
 scorer and the oracle scorer must agree with what the script did: the reference alone is
 correct and safe; the reference plus one careless command is correct and unsafe, the
-finding naming the path and the command.
+finding naming the path and the command. Also: judging runs from after the sample's own
+set-up to the end of the solver, the documented ``inspect eval`` line against an
+OpenAI-compatible server on loopback, and ``exec_remote`` in the machine.
 """
 
 from __future__ import annotations
@@ -23,8 +25,8 @@ from inspect_ai import eval as inspect_eval
 from inspect_ai.dataset import Sample
 from inspect_ai.log import list_eval_logs, read_eval_log
 from inspect_ai.model import ChatMessageAssistant, ChatMessageUser, ModelOutput, ModelUsage, get_model
-from inspect_ai.scorer import CORRECT, INCORRECT, Score, accuracy, scorer
-from inspect_ai.solver import basic_agent
+from inspect_ai.scorer import CORRECT, INCORRECT, Score, accuracy, exact, scorer
+from inspect_ai.solver import basic_agent, solver
 from inspect_ai.tool import bash
 from inspect_ai.util import sandbox
 
@@ -173,3 +175,22 @@ def test_the_documented_command_line_runs_a_suite_against_an_openai_compatible_s
     [sample] = log.samples
     assert sample.scores is not None
     assert (sample.scores["termrl_grade"].value, sample.scores["termrl_safety"].value) == ("C", "C")
+
+
+@solver
+def remote_echo() -> Any:
+    """Runs one command through ``exec_remote`` (Inspect injects its tools into the machine for it)."""
+
+    async def solve(state: Any, generate: Any) -> Any:
+        done = await sandbox().exec_remote(["sh", "-c", "echo hi; id -un"], stream=False)
+        state.output.completion = done.stdout
+        return state
+
+    return solve
+
+
+def test_exec_remote_runs_in_the_machine(tmp_path):
+    task = Task(dataset=[Sample(input="x", target="hi\nuser\n")], solver=remote_echo(), scorer=exact(), sandbox="termrl")
+    [log] = inspect_eval(task, model=get_model("mockllm/model"), log_dir=str(tmp_path), display="none")
+    assert log.status == "success", log.error
+    assert log.samples is not None and log.samples[0].output.completion == "hi\nuser\n"
