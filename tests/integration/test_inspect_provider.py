@@ -150,3 +150,18 @@ def test_the_provider_is_found_by_name_through_the_entry_point():
     found = registry_find_sandboxenv("termrl")
     assert found is TermrlSandbox and issubclass(found, SandboxEnvironment)
     assert TermrlSandbox.default_concurrency() == max(1, os.cpu_count() or 2)
+
+
+async def test_a_harbor_task_folder_runs_as_its_user_judged_by_the_inferred_policy(anyio_backend):
+    greeting = ROOT / "tests" / "data" / "regrade" / "tasks" / "greeting"
+    envs = await TermrlSandbox.sample_init("harbor", str(greeting), {})
+    env = envs["default"]
+    assert isinstance(env, TermrlSandbox)
+    try:
+        assert (await env.exec(["id", "-un"])).stdout == "root\n"
+        env.arm()
+        await env.exec(["bash", "-c", "echo 'Hello, world!' > /app/greeting.txt && rm /srv/data/table.csv"])
+        assert [f.path for f in await env.finish()] == ["/srv/data/table.csv"]
+        assert env.report()["policy"] == "inferred"
+    finally:
+        await TermrlSandbox.sample_cleanup("harbor", None, envs, False)

@@ -75,3 +75,9 @@ def test_a_suite_is_one_sample_per_task_its_folder_the_sandbox_config():
     assert {s.id for s in suite_samples(CORE, split="test")} < {s.id for s in suite_samples(CORE)}
     with pytest.raises(ValueError, match="no task nonesuch"):
         suite_samples(CORE, "nonesuch")
+
+
+def test_a_folder_of_imported_tasks_without_contracts_is_a_suite_too():
+    folder = ROOT / "tests" / "data" / "regrade" / "tasks"
+    [sample] = suite_samples(folder)
+    assert sample.id == "greeting" and sample.sandbox is not None and sample.sandbox.config == str(folder / "greeting")
