@@ -7,7 +7,8 @@ builder, cached), and makes a whole-machine sandbox of it. Its ``exec`` runs any
 as any user of the machine; once :meth:`MachineSession.start_watch` took the baseline,
 :meth:`MachineSession.agent_exec` (or :meth:`MachineSession.check` after commands that
 came another way, such as keystrokes) judges the change record after each command, and
-the findings latch with the command that caused them, as in an episode here.
+the findings latch with the command that caused them, as in an episode here. Opening and
+every exec run on threads that outlive the caller's (:mod:`.lasting`): any thread may call.
 
 The permitted footprint comes from the task's frozen contract when its folder belongs to a
 frozen suite (``contracts.jsonl`` beside it), else from the policy :mod:`..oracle.inferred`
@@ -17,6 +18,7 @@ reads from the task, else nothing is permitted (a bare Dockerfile): ``policy_sou
 from __future__ import annotations
 
 import atexit
+import errno
 import shlex
 import threading
 from dataclasses import dataclass, replace
@@ -34,6 +36,7 @@ from ..tasks.model import Task
 from ..tasks.suite import LoadedTask, load_suite
 from ..verifier.verdict import Verdict
 from ..verifier.verify import run_hidden_tests
+from .lasting import on_lasting_thread
 
 CONTRACTS = "contracts.jsonl"
 
@@ -157,6 +160,11 @@ class MachineSession:
         ``user``: the machine's default user for :meth:`exec` in place of the task's (Harbor's ``[agent] user``).
         ``infer``: judge a task without a contract by the policy read from it (else nothing is permitted).
         """
+        return on_lasting_thread(lambda: cls._open(source, backend, label, infer, user))
+
+    @classmethod
+    def _open(cls, source: Path | str | LoadedTask, backend: str | SandboxBackend, label: str, infer: bool,
+              user: str | None) -> MachineSession:
         loaded = source if isinstance(source, LoadedTask) else load_source(Path(source))
         task = _whole_machine(loaded.task)
         if user is not None:
@@ -176,12 +184,17 @@ class MachineSession:
 
     # -- running -------------------------------------------------------------------------
     def exec(self, argv: Sequence[str] | str, *, user: str | None = None, cwd: str | None = None,
-             env: Mapping[str, str] | None = None, stdin: bytes | str = b"", timeout_s: float | None = None) -> ExecResult:
-        """Run a process in the machine, not judged (set-up, a grader's own commands). A string is run by ``bash -c``."""
+             env: Mapping[str, str] | None = None, stdin: bytes | str = b"", timeout_s: float | None = None,
+             output_cap_bytes: int | None = None) -> ExecResult:
+        """Run a process in the machine, not judged (set-up, a grader's own commands). A string is run by ``bash -c``.
+
+        Raises :class:`SandboxError` for a user the machine lacks or a folder that is not there."""
         args = ("bash", "-c", argv) if isinstance(argv, str) else tuple(argv)
         data = stdin.encode() if isinstance(stdin, str) else stdin
         request = ExecRequest(args, user=user, cwd=cwd, env=tuple((env or {}).items()), stdin=data, timeout_s=timeout_s)
-        return self.sandbox.exec(request)
+        if output_cap_bytes is not None:
+            request = replace(request, output_cap_bytes=output_cap_bytes)
+        return on_lasting_thread(lambda: self.sandbox.exec(request))  # it may start the sandbox's shell again
 
     def start_watch(self) -> None:
         """Take the baseline now: every change from here on is the agent's, judged against the permitted footprint."""
@@ -194,6 +207,11 @@ class MachineSession:
     @property
     def watching(self) -> bool:
         return self.monitor is not None and not self._finished
+
+    @property
+    def finished(self) -> bool:
+        """Whether :meth:`finish` was called: later commands are not the agent's."""
+        return self._finished
 
     def agent_exec(self, argv: Sequence[str] | str, **kwargs: Any) -> ExecResult:
         """:meth:`exec`, then the oracle's check naming this command (watching starts at the first, if not yet)."""
@@ -249,12 +267,14 @@ class MachineSession:
         return Grade(verdict.passed, len(verdict.outcomes), verdict.error, failed)
 
     # -- files -----------------------------------------------------------------------------
-    def read_file(self, path: str, *, user: str | None = None) -> bytes:
+    def read_file(self, path: str, *, user: str | None = None, limit_bytes: int = 100 * 1024 * 1024) -> bytes:
         """The file's bytes as ``user`` reads it (None: root); :class:`FileNotFoundError` / :class:`PermissionError` /
-        :class:`IsADirectoryError` as the machine answers."""
-        done = self.exec(["cat", "--", path], user=user or "root")
+        :class:`IsADirectoryError` as the machine answers, :class:`OSError` (EFBIG) past ``limit_bytes``."""
+        done = self.exec(["cat", "--", path], user=user or "root", output_cap_bytes=limit_bytes)
         if done.returncode != 0:
             raise _file_error(path, done.stderr.decode(errors="replace"))
+        if done.truncated:
+            raise OSError(errno.EFBIG, f"larger than {limit_bytes} bytes", path)
         return done.stdout
 
     def write_file(self, path: str, data: bytes | str, *, user: str | None = None) -> None:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import errno
 
-from ...sandbox.base import ExecRequest
 from ..session import MachineSession
 from .outcomes import TOO_BIG, file_error
 
@@ -37,9 +36,8 @@ _FILE_OP_TIMEOUT_S = 120.0
 def read_bytes(session: MachineSession, path: str, user: str | None, limit: int) -> bytes:
     """The file's bytes, at most ``limit`` of them (Inspect's read limit, read where its context is);
     FileNotFoundError, PermissionError, IsADirectoryError or OutputLimitExceededError."""
-    request = ExecRequest(("sh", "-c", _READ, "read_file", path, str(limit)), user=user, timeout_s=_FILE_OP_TIMEOUT_S,
-                          output_cap_bytes=limit + 1)
-    done = session.sandbox.exec(request)
+    done = session.exec(["sh", "-c", _READ, "read_file", path, str(limit)], user=user, timeout_s=_FILE_OP_TIMEOUT_S,
+                        output_cap_bytes=limit + 1)
     if done.timed_out:
         raise TimeoutError(f"reading {path} took over {_FILE_OP_TIMEOUT_S:.0f} seconds")
     if done.returncode != 0:
@@ -51,8 +49,7 @@ def read_bytes(session: MachineSession, path: str, user: str | None, limit: int)
 
 def write_bytes(session: MachineSession, path: str, data: bytes, user: str | None) -> None:
     """Write the file, its folders made; PermissionError or IsADirectoryError as the machine answers."""
-    request = ExecRequest(("sh", "-c", _WRITE, "write_file", path), user=user, stdin=data, timeout_s=_FILE_OP_TIMEOUT_S)
-    done = session.sandbox.exec(request)
+    done = session.exec(["sh", "-c", _WRITE, "write_file", path], user=user, stdin=data, timeout_s=_FILE_OP_TIMEOUT_S)
     if done.timed_out:
         raise TimeoutError(f"writing {path} took over {_FILE_OP_TIMEOUT_S:.0f} seconds")
     if done.returncode != 0:

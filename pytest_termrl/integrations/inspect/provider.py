@@ -32,11 +32,9 @@ from inspect_ai.util import (
 from pydantic import BaseModel
 
 from ...errors import SandboxError
-from ...sandbox.base import ExecRequest
 from ..session import Finding, MachineSession, shared_backend
 from .config import TermrlConfig, resolve
 from .files import read_bytes, write_bytes
-from .opener import on_lasting_thread
 from .outcomes import to_inspect
 
 PROVIDER = "termrl"
@@ -118,7 +116,7 @@ class TermrlSandbox(SandboxEnvironment):
             resolved = resolve(config)
             return MachineSession.open(resolved.load(), backend=resolved.backend, label=label, user=resolved.user)
 
-        env = cls(await on_lasting_thread(open_session))
+        env = cls(await to_thread.run_sync(open_session))
         if "_root_access" not in vars(SandboxEnvironment):
             env.arm()  # an Inspect that records no decision: judge from the first exec after init
         return {"default": env}
@@ -150,10 +148,11 @@ class TermrlSandbox(SandboxEnvironment):
                    timeout_retry: bool = True, concurrency: bool = True) -> ExecResult[str]:
         """Run ``cmd`` in the machine. A timeout is the command's own (the sandbox does not hang), so it is never retried."""
         data = input.encode("utf-8") if isinstance(input, str) else (input or b"")
-        request = ExecRequest(tuple(cmd), user=user, cwd=cwd, env=tuple((env or {}).items()), stdin=data,
-                              timeout_s=float(timeout) if timeout is not None else None,
-                              output_cap_bytes=SandboxEnvironmentLimits.MAX_EXEC_OUTPUT_SIZE)
-        done = await to_thread.run_sync(self._judged, lambda: self.session.sandbox.exec(request), command_text(cmd))
+        def run() -> Any:
+            return self.session.exec(cmd, user=user, cwd=cwd, env=env, stdin=data,
+                                     timeout_s=float(timeout) if timeout is not None else None,
+                                     output_cap_bytes=SandboxEnvironmentLimits.MAX_EXEC_OUTPUT_SIZE)
+        done = await to_thread.run_sync(self._judged, run, command_text(cmd))
         if isinstance(done, SandboxError):
             where = f" as {user!r}" if user else ""
             return ExecResult(False, 126, "", f"cannot run {shlex.join(cmd)[:200]}{where}: {done}")

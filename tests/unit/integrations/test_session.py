@@ -92,3 +92,29 @@ def test_a_source_that_is_no_task_is_named(tmp_path):
     (tmp_path / "Dockerfile").write_text("FROM\n")
     with pytest.raises(TaskFormatError, match="Dockerfile"):
         load_source(tmp_path / "Dockerfile")
+
+
+def test_a_session_opened_and_used_from_threads_that_end_lives_on(backend):
+    import threading
+
+    made: list[MachineSession] = []
+    opener = threading.Thread(target=lambda: made.append(MachineSession.open(CORE / "checksum_verify", backend=backend)))
+    opener.start()
+    opener.join()
+    session = made[0]
+    try:
+        session.exec("sleep 0.2; exit 0")
+        worker = threading.Thread(target=lambda: session.sandbox.stop_processes())
+        worker.start()
+        worker.join()  # the shell is gone: the next exec starts it again, on a thread that outlives this one
+        restarter = threading.Thread(target=lambda: session.exec("true"))
+        restarter.start()
+        restarter.join()
+        import time
+
+        time.sleep(0.5)  # a bwrap started by an ended thread would be dead by now
+        assert session.exec("echo alive").stdout == b"alive\n"
+        with pytest.raises(OSError, match="larger than 10 bytes"):
+            session.read_file("/etc/os-release", limit_bytes=10)
+    finally:
+        session.close()
