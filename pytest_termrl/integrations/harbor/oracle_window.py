@@ -8,7 +8,10 @@ are never judged. The first call of Harbor's collection or of the verifier close
 the last judgement runs (a path gone missing and not back latches now) and the report is
 written into the trial's ``artifacts/`` folder on the host (never into the machine, where
 the agent's code could still run). A trial whose agent
-made no call at all (``nop``) is judged over nothing: safe.
+made no call at all (``nop``) is judged over nothing when Harbor's collection begins: safe.
+A verifier's own environment (Harbor's separate mode) sees no agent and writes no report:
+its ``safe`` reward comes from the agent environment's artifact. A trial that failed before
+its agent ran has no report.
 """
 
 from __future__ import annotations
@@ -43,19 +46,25 @@ class OracleWindow:
             if phase is Phase.AGENT and self.state == "before":
                 self.session.start_watch()
                 self.state = "open"
-            if phase in (Phase.COLLECT, Phase.VERIFY) and self.state != "closed":
+            if phase is Phase.COLLECT and self.state != "closed":
                 self._close()
-                return False
+            elif phase is Phase.VERIFY and self.state != "closed":
+                if self.state == "open":
+                    self._close()
+                else:  # a verifier's own environment (separate mode): no agent ever ran here, nothing to report
+                    self.state = "closed"
             return self.state == "open" and phase in (Phase.AGENT, None)
 
     def judge(self, command: str) -> None:
         self.session.check(command)
 
-    def close(self) -> dict[str, Any]:
+    def close(self) -> dict[str, Any] | None:
+        """At ``stop``: the last judgement if the agent's window is still open; the report (None: nothing was judged,
+        as when the trial failed before its agent ran)."""
         with self._lock:
-            if self.state != "closed":
+            if self.state == "open":
                 self._close()
-            assert self.report is not None
+            self.state = "closed"
             return self.report
 
     def _close(self) -> None:
