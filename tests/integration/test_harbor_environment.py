@@ -249,6 +249,17 @@ def test_a_task_it_cannot_run_fails_at_start_with_harbors_error_and_the_reason(h
     assert leftovers(workroot) == []
 
 
+def test_strict_network_refuses_a_task_that_asks_for_public_network(harbor_cli, dataset, tmp_path, workroot):
+    data = tmp_path / "dataset"
+    for name in ("hb-word-freq", "checksum_verify"):  # Harbor's default network (public); no-network
+        shutil.copytree(dataset / name, data / name)
+    got = trials(run_job(tmp_path / "jobs", "strict", data, "oracle", workroot, "--ek", "strict_network=true", n=2))
+    assert got["hb-word-freq"].exception == "SandboxBuildFailedError"
+    assert "asks for public network" in got["hb-word-freq"].message, got["hb-word-freq"].message
+    assert got["checksum_verify"].exception is None and got["checksum_verify"].passed, got["checksum_verify"].message
+    assert leftovers(workroot) == []
+
+
 @pytest.mark.slow
 def test_a_job_killed_mid_run_resumes_finishes_and_cleans_what_the_kill_left(harbor_cli, dataset, tmp_path, workroot):
     data = tmp_path / "dataset"
