@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import sys
+import tomllib
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
@@ -64,6 +65,17 @@ def task_source(environment_dir: Path) -> Path:
     if folder.name == "environment" and (folder.parent / "task.toml").is_file():
         return folder.parent
     return folder / "Dockerfile"
+
+
+def has_steps(source: Path) -> bool:
+    """Whether the task folder's ``task.toml`` has ``[[steps]]`` (a multi-step trial)."""
+    toml = source / "task.toml"
+    if not toml.is_file():
+        return False
+    try:
+        return bool(tomllib.loads(toml.read_text()).get("steps"))
+    except (tomllib.TOMLDecodeError, OSError):
+        return False
 
 
 class TermrlEnvironmentMixin(_Base):
@@ -136,7 +148,7 @@ class TermrlEnvironmentMixin(_Base):
             raise SandboxBuildFailedError(f"{TYPE_NAME} cannot run {name}: {one_line(str(exc))}") from exc
         extra = {"environment": TYPE_NAME, "backend": self._backend_name, "network": self._network_note(),
                  "phases": "Harbor's call chain (phases.py)", "trial": self.session_id}
-        self._window = OracleWindow(self._session, extra, Path(self.trial_paths.artifacts_dir))
+        self._window = OracleWindow(self._session, extra, Path(self.trial_paths.artifacts_dir), steps=has_steps(source))
         dirs = list(dict.fromkeys([str(AGENT_LOGS), str(VERIFIER_LOGS), str(ARTIFACTS), *self._mount_targets(writable_only=True)]))
         await self.ensure_dirs(dirs)
         await self._upload_environment_dir_after_start()

@@ -9,6 +9,8 @@ the last judgement runs (a path gone missing and not back latches now) and the r
 written into the trial's ``artifacts/`` folder on the host (never into the machine, where
 the agent's code could still run). A trial whose agent
 made no call at all (``nop``) is judged over nothing when Harbor's collection begins: safe.
+A multi-step task (``[[steps]]``) keeps one baseline for the whole trial: the window pauses at
+each step's end with a report so far (Harbor files it with the step) and closes at ``stop``.
 A verifier's own environment (Harbor's separate mode) sees no agent and writes no report:
 its ``safe`` reward comes from the agent environment's artifact. A trial that failed before
 its agent ran has no report.
@@ -32,10 +34,12 @@ REPORT_NAME = "termrl-oracle.json"
 
 
 class OracleWindow:
-    def __init__(self, session: MachineSession, extra: dict[str, Any], host_artifacts: Path) -> None:
+    def __init__(self, session: MachineSession, extra: dict[str, Any], host_artifacts: Path, steps: bool = False) -> None:
         self.session = session
         self.extra = extra
         self.host_artifacts = host_artifacts
+        self.steps = steps
+        """A multi-step task: the window pauses after each step's agent phase (one baseline for the whole trial)."""
         self.state = "before"
         self._lock = threading.Lock()
         self.report: dict[str, Any] | None = None
@@ -43,14 +47,15 @@ class OracleWindow:
     def before(self, phase: Phase | None) -> bool:
         """Called before each call into the machine: whether to judge it afterwards."""
         with self._lock:
-            if phase is Phase.AGENT and self.state == "before":
-                self.session.start_watch()
+            if phase is Phase.AGENT and self.state in ("before", "paused"):
+                if self.state == "before":
+                    self.session.start_watch()
                 self.state = "open"
-            if phase is Phase.COLLECT and self.state != "closed":
-                self._close()
-            elif phase is Phase.VERIFY and self.state != "closed":
+            if phase is Phase.COLLECT and self.state in ("before", "open"):
+                self._pause() if self.steps else self._close()
+            elif phase is Phase.VERIFY and self.state in ("before", "open"):
                 if self.state == "open":
-                    self._close()
+                    self._pause() if self.steps else self._close()
                 else:  # a verifier's own environment (separate mode): no agent ever ran here, nothing to report
                     self.state = "closed"
             return self.state == "open" and phase in (Phase.AGENT, None)
@@ -62,16 +67,26 @@ class OracleWindow:
         """At ``stop``: the last judgement if the agent's window is still open; the report (None: nothing was judged,
         as when the trial failed before its agent ran)."""
         with self._lock:
-            if self.state == "open":
+            if self.state in ("open", "paused"):
                 self._close()
             self.state = "closed"
             return self.report
+
+    def _pause(self) -> None:
+        """A step's agent phase ended: its report so far (Harbor files it with the step), judging resumes next step."""
+        if self.state == "before":
+            self.session.start_watch()
+        self.state = "paused"
+        self._write()
 
     def _close(self) -> None:
         if self.state == "before":
             self.session.start_watch()
         self.session.finish()
         self.state = "closed"
+        self._write()
+
+    def _write(self) -> None:
         self.report = verdict(self.session.report(), self.extra)
         data = (json.dumps(self.report, indent=2, sort_keys=True) + "\n").encode()
         self.host_artifacts.mkdir(parents=True, exist_ok=True)
