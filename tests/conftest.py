@@ -6,9 +6,10 @@ integration/. Suites for pytester runs are built from real tasks of task_suites/
 frozen contract lines) or from tiny native tasks written here and frozen with
 ``--termrl-freeze``. Sandboxes (``make_sandbox``) are real bubblewrap sandboxes in the default
 workroot, except in the tests of the shipped conformance suite (pytest_termrl.sandbox.conformance,
-collected by tests/unit/sandbox/test_isolation.py and test_shell.py and by
-tests/unit/verifier/test_verifier.py and test_verifier_hardening.py), which run for every backend: bwrap, docker on a local engine, docker
-as on a remote one, and for the shell also docker with every transfer by the archive API.
+collected by tests/unit/sandbox/test_isolation.py, test_shell.py, test_terminal_conformance.py and
+test_exec_conformance.py and by tests/unit/verifier/test_verifier.py and test_verifier_hardening.py), which run for every backend: bwrap, docker on a local engine, docker
+as on a remote one, and for the shell also docker with every transfer by the archive API (the whole-machine
+ones only where a backend makes such sandboxes: EXEC_BACKENDS, WHOLE_MACHINE_BACKENDS).
 """
 
 from __future__ import annotations
@@ -202,6 +203,9 @@ WHOLE_MACHINE_BACKENDS = ["bwrap"]
 here does not remap user namespaces, so its root is the host's root (confined by the engine's namespaces and
 default capabilities) and the two cases about the id map fail there by design; tests/integration/test_docker_machine.py
 covers the docker whole-machine sandbox itself."""
+EXEC_BACKENDS = ["bwrap", "docker-local"]
+"""The exec cases run in a whole-machine sandbox, which docker makes on a local engine only: docker-remote refuses one
+by name (tests/integration/test_docker_machine.py)."""
 SHELL_BACKENDS = [pytest.param("docker-archive", marks=pytest.mark.slow)]
 """And the shell's tests once more: remote, with every transfer by the archive API, as over ssh."""
 DOCKER_IMAGE = os.environ.get("TERMRL_DOCKER_IMAGE", "termrl-base:1")
@@ -213,6 +217,8 @@ def pytest_generate_tests(metafunc):
         kinds = CONFORMANCE_BACKENDS + SHELL_BACKENDS * (module == f"{CONFORMANCE}.test_shell")
         if module == f"{CONFORMANCE}.test_root_isolation":
             kinds = WHOLE_MACHINE_BACKENDS
+        if module == f"{CONFORMANCE}.test_exec":
+            kinds = EXEC_BACKENDS
         metafunc.parametrize("termrl_backend_factory", kinds, indirect=True, scope="module")
 
 
@@ -332,3 +338,17 @@ def engine_check() -> str | None:
 def docker_engine(engine_check):
     """Skip (developer machine) or fail (CI=true) a test when the engine is unusable: ``pytestmark = usefixtures("docker_engine")``."""
     require_engine(engine_check)
+
+
+@pytest.fixture(scope="module")
+def local_docker_backend(engine_check):
+    """A module's docker backend on the local engine, default settings, after clearing what earlier runs left;
+    skips (developer machine) or fails (CI=true) when the engine is unusable."""
+    require_engine(engine_check)
+    from pytest_termrl.sandbox.docker import DockerBackend
+    from pytest_termrl.sandbox import SandboxSettings
+
+    made = DockerBackend(SandboxSettings(), local=True)
+    made.cleanup_stale()
+    yield made
+    made.close()

@@ -20,6 +20,25 @@ def proc_files(filename: str):
             continue
 
 
+def stat_fields(pid: int) -> list[bytes] | None:
+    """The fields of /proc/PID/stat after the command name (state, ppid, pgrp, session, ...); None if it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            stat = handle.read()
+    except OSError:
+        return None
+    # The command name may hold spaces and parentheses: split after the last ')'.
+    return stat[stat.rindex(b")") + 2 :].split()
+
+
+def session_of(pid: int, zombies: bool = True) -> int | None:
+    """The session id of a process; None if it is gone, or (``zombies=False``) if it is a zombie."""
+    fields = stat_fields(pid)
+    if fields is None or (not zombies and fields[0] == b"Z"):
+        return None
+    return int(fields[3])
+
+
 def _parent_map() -> dict[int, int]:
     parents = {}
     for pid, stat in proc_files("stat"):
@@ -49,6 +68,17 @@ def kill_all(pids: list[int]) -> None:
             os.kill(pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
+
+
+def stop_then_kill(pids: list[int]) -> None:
+    """SIGSTOP every pid, then SIGKILL every pid: none runs on (a shell into the rest of its command,
+    a fork bomb into new children) while the others die. Pids gone or not ours are passed over."""
+    for sig in (signal.SIGSTOP, signal.SIGKILL):
+        for pid in pids:
+            try:
+                os.kill(pid, sig)
+            except (ProcessLookupError, PermissionError):
+                pass
 
 
 def kill_descendants(root_pid: int, spare: set[int], patience_s: float = 0.4) -> int:

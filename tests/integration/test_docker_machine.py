@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import REPO, require_engine
+from conftest import REPO
 
 from pytest_termrl.agents.builtin import CommandsAgent, NoopAgent, ReferenceAgent
 from pytest_termrl.errors import SandboxError
@@ -30,19 +30,8 @@ pytestmark = pytest.mark.usefixtures("docker_engine")  # skips (developer machin
 
 
 @pytest.fixture(scope="module")
-def backend(engine_check):
-    require_engine(engine_check)
-    from pytest_termrl.sandbox.docker import DockerBackend
-
-    made = DockerBackend(SandboxSettings(), local=True)
-    made.cleanup_stale()
-    yield made
-    made.close()
-
-
-@pytest.fixture(scope="module")
-def harness(backend):
-    return Harness(backend=backend)
+def harness(local_docker_backend):
+    return Harness(backend=local_docker_backend)
 
 
 @pytest.fixture(scope="module")
@@ -139,7 +128,7 @@ def test_the_grader_runs_as_root_and_writes_outside_the_workdir_without_reaching
         played.sandbox.close()
 
 
-def test_a_server_left_running_answers_the_grader_and_is_gone_after(harness, backend, suite):
+def test_a_server_left_running_answers_the_grader_and_is_gone_after(harness, local_docker_backend, suite):
     loaded = suite.by_id("status_service")
     assert loaded.task.graded_beside_the_agent
     played = _play(harness, loaded, ReferenceAgent(), "served", keep_open=True)
@@ -152,9 +141,9 @@ def test_a_server_left_running_answers_the_grader_and_is_gone_after(harness, bac
         played.sandbox.close()
 
 
-def test_a_named_user_runs_as_itself_and_cannot_write_the_system(backend, tmp_path):
+def test_a_named_user_runs_as_itself_and_cannot_write_the_system(local_docker_backend, tmp_path):
     task = Task(id="asuser", title="as user", instruction="-", root=tmp_path, user="user", workdir="/home/user")
-    sandbox = backend.create("asuser", task)
+    sandbox = local_docker_backend.create("asuser", task)
     try:
         sandbox.prepare(task)
         result = sandbox.run("id -u; echo x > /etc/forbidden 2>&1; echo ok > ~/mine; pwd; stat -c %U .")
@@ -166,9 +155,9 @@ def test_a_named_user_runs_as_itself_and_cannot_write_the_system(backend, tmp_pa
         sandbox.close()
 
 
-def test_a_user_the_image_lacks_is_refused_naming_it(backend, tmp_path):
+def test_a_user_the_image_lacks_is_refused_naming_it(local_docker_backend, tmp_path):
     task = Task(id="ghost", title="ghost", instruction="-", root=tmp_path, user="ghost")
-    sandbox = backend.create("ghost", task)
+    sandbox = local_docker_backend.create("ghost", task)
     try:
         with pytest.raises(SandboxError, match="'ghost' is not an account"):
             sandbox.prepare(task)
@@ -176,9 +165,9 @@ def test_a_user_the_image_lacks_is_refused_naming_it(backend, tmp_path):
         sandbox.close()
 
 
-def test_a_numeric_user_and_a_fresh_workdir_owned_by_it(backend, tmp_path):
+def test_a_numeric_user_and_a_fresh_workdir_owned_by_it(local_docker_backend, tmp_path):
     task = Task(id="numeric", title="n", instruction="-", root=tmp_path, user="4321:4321", workdir="/opt/work")
-    sandbox = backend.create("numeric", task)
+    sandbox = local_docker_backend.create("numeric", task)
     try:
         sandbox.prepare(task)
         result = sandbox.run("id -u; id -g; pwd; stat -c %u:%a /opt/work; touch made && echo made")
@@ -187,9 +176,9 @@ def test_a_numeric_user_and_a_fresh_workdir_owned_by_it(backend, tmp_path):
         sandbox.close()
 
 
-def test_root_inside_kills_and_restarts_nothing_of_the_harness(backend, tmp_path):
+def test_root_inside_kills_and_restarts_nothing_of_the_harness(local_docker_backend, tmp_path):
     task = Task(id="killer", title="k", instruction="-", root=tmp_path, user="root", workdir="/root")
-    sandbox = backend.create("killer", task)
+    sandbox = local_docker_backend.create("killer", task)
     try:
         sandbox.prepare(task)
         sandbox.run("sleep 300 & setsid sleep 301 & su -s /bin/sh nobody -c 'sleep 302 &'; sleep 0.2")
@@ -203,10 +192,10 @@ def test_root_inside_kills_and_restarts_nothing_of_the_harness(backend, tmp_path
         sandbox.close()
 
 
-def test_close_removes_the_container_and_the_committed_images(backend, suite, harness):
-    before = _held(backend)
+def test_close_removes_the_container_and_the_committed_images(local_docker_backend, suite, harness):
+    before = _held(local_docker_backend)
     _play(harness, suite.by_id("ledger_port"), ReferenceAgent(), "tidy")
-    assert _held(backend) == before
+    assert _held(local_docker_backend) == before
 
 
 def test_an_engine_whose_layers_cannot_be_read_here_is_refused_by_name(engine_check, tmp_path):
@@ -221,18 +210,18 @@ def test_an_engine_whose_layers_cannot_be_read_here_is_refused_by_name(engine_ch
         remote.close()
 
 
-def test_enforced_limits_say_what_holds(backend, tmp_path):
+def test_enforced_limits_say_what_holds(local_docker_backend, tmp_path):
     from pytest_termrl.tasks.model import Resources
 
     task = Task(id="limits", title="l", instruction="-", root=tmp_path, user="root", workdir="/root",
                 resources=Resources(storage_mb=64, memory_mb=512))
-    sandbox = backend.create("limits", task)
+    sandbox = local_docker_backend.create("limits", task)
     try:
         sandbox.prepare(task)
         limits = sandbox.enforced_limits
         assert limits["memory"] == f"cgroup:{512 * 1024 * 1024}"
         assert "remapped" in limits["userns"]
-        info = backend.client.info()
+        info = local_docker_backend.client.info()
         backing = dict(info.get("DriverStatus") or []).get("Backing Filesystem")
         if backing != "xfs":
             assert "not enforced" in limits["storage"] and "pquota" in limits["storage"]

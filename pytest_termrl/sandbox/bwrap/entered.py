@@ -23,6 +23,7 @@ from ..base import ExecRequest, ExecResult
 from ..build.accounts import ImageUser, resolve_user
 from ..limits import ResourceLimits
 from ..process_io import collect
+from ..proctree import session_of, stat_fields
 from .overlay import ROOT_CAPABILITIES, ROOT_PATH, Account, enter_as
 
 
@@ -98,7 +99,7 @@ def kill_session(sid: int, limits: ResourceLimits) -> None:
     left to reap its child and exit, so no zombie is left to the sandbox's init; killed too if it lingers."""
     deadline = time.monotonic() + 2
     while time.monotonic() < deadline:
-        inside = [pid for pid in limits.pids() if pid != sid and _session(pid) == sid]
+        inside = [pid for pid in limits.pids() if pid != sid and session_of(pid) == sid]
         if not inside:
             break
         for pid in inside:
@@ -107,7 +108,7 @@ def kill_session(sid: int, limits: ResourceLimits) -> None:
             except ProcessLookupError:
                 pass
         time.sleep(0.02)
-    if _session(sid) == sid:
+    if session_of(sid) == sid:
         deadline = time.monotonic() + 2
         while time.monotonic() < deadline and _alive(sid):
             time.sleep(0.02)
@@ -118,16 +119,5 @@ def kill_session(sid: int, limits: ResourceLimits) -> None:
 
 
 def _alive(pid: int) -> bool:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] != "Z"
-    except OSError:
-        return False
-
-
-def _session(pid: int) -> int | None:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    fields = stat[stat.rindex(")") + 2:].split()
-    return int(fields[3])  # state, ppid, pgrp, session
+    fields = stat_fields(pid)
+    return fields is not None and fields[0] != b"Z"

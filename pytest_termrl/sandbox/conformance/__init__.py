@@ -18,6 +18,7 @@ One job per module:
   limits, nothing left after the episode, snapshots;
 - :mod:`.test_shell`: the persistent shell: state, timeouts, restarts, odd input and output;
 - :mod:`.test_terminal`: the terminal session of a backend that has one: keys in, the screen out;
+- :mod:`.test_exec`: one-shot processes beside the shell in a whole-machine sandbox, of a backend that runs them;
 - :mod:`.test_verifier`: hidden tests in a fresh sandbox whose results the agent cannot forge;
 - :mod:`.test_verifier_hardening`: code the hidden tests run cannot reach the verifier's key or channel.
 

@@ -8,10 +8,10 @@ container restarts (the home survives, /tmp does not).
 
 from __future__ import annotations
 
-import os
-import signal
 import time
 from pathlib import Path
+
+from ..proctree import stop_then_kill
 
 # Kill every process of the caller's uid except the pids in $1 and itself, until none is
 # left: each round stops them all first (so none runs on, forks or sees its child die), then
@@ -73,14 +73,7 @@ def kill_through_cgroup(procs: Path, uid: int | None, spare: set[int]) -> None:
             victims.append(pid)
         if not victims:
             return
-        # Stop them all first, so none runs on (a shell into the rest of its command,
-        # a fork bomb into new children) while the others die.
-        for sig in (signal.SIGSTOP, signal.SIGKILL):
-            for pid in victims:
-                try:
-                    os.kill(pid, sig)
-                except (ProcessLookupError, PermissionError):
-                    pass
+        stop_then_kill(victims)  # stopped first, so none runs on while the others die
         time.sleep(0.01)
 
 

@@ -21,8 +21,6 @@ as from any engine's exec; stopping the sandbox's processes still takes it.
 
 from __future__ import annotations
 
-import os
-import signal
 import threading
 import time
 from pathlib import Path
@@ -32,6 +30,7 @@ from ..base import ExecRequest, ExecResult
 from ..build.accounts import ImageUser, resolve_user
 from ..bwrap.overlay import ROOT_PATH
 from ..layout import AGENT_ENV
+from ..proctree import session_of, stop_then_kill
 from .exec import ExecStream
 from .kill import cgroup_procs
 from .machine_layer import root_output
@@ -206,24 +205,9 @@ def _kill_through_cgroup(procs: Path, sid: int, rounds: int = 100) -> bool:
             pids = [int(p) for p in procs.read_text().split()]
         except OSError:
             return True  # the cgroup is gone, and every process in it
-        victims = [pid for pid in pids if _session(pid) == sid]
+        victims = [pid for pid in pids if session_of(pid, zombies=False) == sid]
         if not victims:
             return True
-        for sig in (signal.SIGSTOP, signal.SIGKILL):
-            for pid in victims:
-                try:
-                    os.kill(pid, sig)
-                except (ProcessLookupError, PermissionError):
-                    pass
+        stop_then_kill(victims)
         time.sleep(0.01)
     return False
-
-
-def _session(pid: int) -> int | None:
-    """The session of a live (not zombie) host process; None if it is gone or a zombie."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    fields = stat[stat.rindex(")") + 2:].split()
-    return None if fields[0] == "Z" else int(fields[3])
