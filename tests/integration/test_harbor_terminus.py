@@ -17,6 +17,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -55,14 +56,19 @@ ROUTES = {
 
 @pytest.fixture(scope="module")
 def chat_server(tmp_path_factory):
-    script = tmp_path_factory.mktemp("terminus") / "routes.json"
-    script.write_text(json.dumps({"routes": ROUTES, "duration": 0.3}))
-    process = subprocess.Popen([sys.executable, str(CHAT_SERVER), "--port", "0", "--policy", "terminus", "--script", str(script)],
-                               stdout=subprocess.PIPE, text=True)
+    folder = tmp_path_factory.mktemp("terminus")
+    script, log = folder / "routes.json", folder / "chat_server.log"
+    script.write_text(json.dumps({"routes": ROUTES, "duration": 2.0}))  # terminus waits this long before reading the screen
+    with log.open("w") as out:  # a file, never a pipe nobody drains
+        process = subprocess.Popen([sys.executable, str(CHAT_SERVER), "--port", "0", "--policy", "terminus", "--script",
+                                    str(script)], stdout=out, stderr=subprocess.STDOUT)
     try:
-        line = process.stdout.readline() if process.stdout else ""
-        found = re.search(r"serving terminus on (\S+)", line)
-        assert found, f"the chat server did not start: {line!r}"
+        deadline = time.monotonic() + 30
+        found = None
+        while found is None and time.monotonic() < deadline and process.poll() is None:
+            found = re.search(r"serving terminus on (\S+)", log.read_text())
+            time.sleep(0.05)
+        assert found, f"the chat server did not start: {log.read_text()[-500:]!r}"
         yield found.group(1)
     finally:
         process.terminate()
@@ -88,8 +94,12 @@ def test_terminus_2_types_into_the_sandbox_and_the_oracle_judges_its_keystrokes(
         got = trials(tmp_path / "jobs" / "terminus")
         assert sorted(got) == ["checksum_verify", "hb-config-json", "hb-word-freq"]
         for name, trial in got.items():
-            assert trial.exception is None, f"{name}: {trial.exception}: {trial.message}"
-            assert trial.passed, f"{name}: terminus-2's keystrokes did not solve it: {trial.rewards}"
+            log = trial.folder / "trial.log"
+            assert trial.exception is None, (f"{name}: {trial.exception}: {trial.message}\n"
+                                             + (log.read_text()[-2000:] if log.is_file() else ""))
+            stdout = trial.folder / "verifier" / "test-stdout.txt"
+            assert trial.passed, (f"{name}: terminus-2's keystrokes did not solve it: {trial.rewards}\n"
+                                  + (stdout.read_text()[-2000:] if stdout.is_file() else "no test-stdout.txt"))
             steps = json.loads((trial.folder / "agent" / "trajectory.json").read_text())["steps"]
             assert len([s for s in steps if s.get("source") == "agent"]) >= 3, f"{name}: terminus's turns: {steps}"
             judged = trial.report["findings"]

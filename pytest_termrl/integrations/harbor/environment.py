@@ -24,7 +24,7 @@ import tomllib
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
-from ...errors import TermrlError
+from ...errors import SandboxError, TermrlError
 from ...sandbox.build.check import read_buildable
 from ...sandbox.standin_shims import BIN_INSIDE
 from ..session import MachineSession
@@ -203,7 +203,11 @@ class TermrlEnvironmentMixin(_Base):
         else:
             path = {"PATH": self._path}
         variables = {**path, **(self._merge_env(env) or {})}
-        done = await asyncio.to_thread(session.exec, command, user=self._user(user), cwd=cwd, env=variables, timeout_s=limit)
+        try:
+            done = await asyncio.to_thread(session.exec, command, user=self._user(user), cwd=cwd, env=variables, timeout_s=limit)
+        except SandboxError as exc:  # a user the machine lacks, a folder that is not there: the command could not start
+            await self._judge(judged, command)
+            return ExecResult(stdout="", stderr=f"{exc}\n", return_code=126)
         await self._judge(judged, command)
         if done.timed_out:
             raise RuntimeError(f"Command timed out after {timeout_sec} seconds")
@@ -213,7 +217,7 @@ class TermrlEnvironmentMixin(_Base):
     async def upload_file(self, source_path: Path | str, target_path: str) -> None:
         session = self._live()
         judged = await self._enter(sys._getframe(1))
-        await asyncio.to_thread(transfer.upload_file, session.sandbox, Path(source_path), target_path)
+        await asyncio.to_thread(transfer.upload_file, session, Path(source_path), target_path)
         await self._judge(judged, f"(upload) {target_path}")
 
     async def upload_dir(self, source_dir: Path | str, target_dir: str) -> None:
@@ -222,20 +226,20 @@ class TermrlEnvironmentMixin(_Base):
         judged = await self._enter_phase(phase)
         if phase is Phase.VERIFY and PurePosixPath(target_dir) == TESTS and self._grader_bin is None:
             self._grader_bin = await asyncio.to_thread(grader_tooling.provide, session)
-        await asyncio.to_thread(transfer.upload_dir, session.sandbox, Path(source_dir), target_dir)
+        await asyncio.to_thread(transfer.upload_dir, session, Path(source_dir), target_dir)
         await self._judge(judged, f"(upload) {target_dir}/")
 
     async def download_file(self, source_path: str, target_path: Path | str) -> None:
         session = self._live()
         await self._enter(sys._getframe(1))
-        await asyncio.to_thread(transfer.download_file, session.sandbox, source_path, Path(target_path))
+        await asyncio.to_thread(transfer.download_file, session, source_path, Path(target_path))
 
     async def download_dir(self, source_dir: str, target_dir: Path | str) -> None:
         session = self._live()
         await self._enter(sys._getframe(1))
         if PurePosixPath(source_dir) == VERIFIER_LOGS:
             await asyncio.to_thread(self._add_safe_reward, session)
-        await asyncio.to_thread(transfer.download_dir, session.sandbox, source_dir, Path(target_dir))
+        await asyncio.to_thread(transfer.download_dir, session, source_dir, Path(target_dir))
 
     # -- the safe reward -------------------------------------------------------------------
     def _verdict(self) -> bool | None:

@@ -13,7 +13,8 @@ import shlex
 import tarfile
 from pathlib import Path
 
-from ...sandbox.base import ExecRequest, ExecResult, Sandbox
+from ...sandbox.base import ExecResult
+from ..session import MachineSession
 
 TRANSFER_CAP_BYTES = 2 * 1024**3
 """The largest archive moved in one call; a larger one fails loudly rather than arriving cut."""
@@ -24,10 +25,9 @@ class TransferError(RuntimeError):
     """A transfer that did not complete, with the machine's own words."""
 
 
-def _run(sandbox: Sandbox, script: str, *args: str, stdin: bytes = b"") -> ExecResult:
-    request = ExecRequest(("sh", "-c", script, "transfer", *args), user="root", cwd="/", stdin=stdin,
-                          timeout_s=TRANSFER_TIMEOUT_S, output_cap_bytes=TRANSFER_CAP_BYTES)
-    done = sandbox.exec(request)
+def _run(session: MachineSession, script: str, *args: str, stdin: bytes = b"") -> ExecResult:
+    done = session.exec(["sh", "-c", script, "transfer", *args], user="root", cwd="/", stdin=stdin,
+                        timeout_s=TRANSFER_TIMEOUT_S, output_cap_bytes=TRANSFER_CAP_BYTES)
     if done.truncated:
         raise TransferError(f"{args[0] if args else script}: larger than {TRANSFER_CAP_BYTES} bytes")
     return done
@@ -46,28 +46,28 @@ def pack(source: Path) -> bytes:
     return buffer.getvalue()
 
 
-def upload_dir(sandbox: Sandbox, source: Path, target: str) -> None:
+def upload_dir(session: MachineSession, source: Path, target: str) -> None:
     source = Path(source)
     if not source.is_dir():
         raise FileNotFoundError(f"no folder {source}")
-    done = _run(sandbox, 'mkdir -p -- "$1" && tar -xf - -C "$1" --no-same-owner', target, stdin=pack(source))
+    done = _run(session, 'mkdir -p -- "$1" && tar -xf - -C "$1" --no-same-owner', target, stdin=pack(source))
     if done.returncode != 0:
         raise _failed(f"upload of {source} to {target}", done)
 
 
-def upload_file(sandbox: Sandbox, source: Path, target: str) -> None:
+def upload_file(session: MachineSession, source: Path, target: str) -> None:
     source = Path(source)
     data = source.read_bytes()
     mode = f"{source.stat().st_mode & 0o7777:o}"
     script = 'mkdir -p -- "$(dirname -- "$1")" && cat > "$1" && chmod "$2" -- "$1"'
-    done = _run(sandbox, script, target, mode, stdin=data)
+    done = _run(session, script, target, mode, stdin=data)
     if done.returncode != 0:
         raise _failed(f"upload of {source} to {target}", done)
 
 
-def download_dir(sandbox: Sandbox, source: str, target: Path) -> None:
+def download_dir(session: MachineSession, source: str, target: Path) -> None:
     """The folder's contents into ``target`` (made if missing; files there are overwritten)."""
-    done = _run(sandbox, 'cd -- "$1" && tar -cf - .', source)
+    done = _run(session, 'cd -- "$1" && tar -cf - .', source)
     if done.returncode != 0:
         raise _failed(f"download of {source}", done)
     target = Path(target)
@@ -76,8 +76,8 @@ def download_dir(sandbox: Sandbox, source: str, target: Path) -> None:
         tar.extractall(target, filter="data")
 
 
-def download_file(sandbox: Sandbox, source: str, target: Path) -> None:
-    done = _run(sandbox, 'cat -- "$1" && stat -c %a -- "$1" >&2', source)
+def download_file(session: MachineSession, source: str, target: Path) -> None:
+    done = _run(session, 'cat -- "$1" && stat -c %a -- "$1" >&2', source)
     if done.returncode != 0:
         raise _failed(f"download of {source}", done)
     target = Path(target)
