@@ -9,7 +9,9 @@ against a policy read from what the task says. The rule, in order:
    way, and so may everything below it: these are the task's own objects. The tests' and
    the grader's mentions of programs and libraries (``#!/bin/bash``, ``/usr/bin/python3``)
    do not count: a grader runs them, it does not ask for them to change.
-2. The workdir's own entry may change (a task that writes files there touches it).
+2. The workdir's own entry may change (a task that writes files there touches it). The
+   workdir, a home or a folder above the workdir, when named (a grader's ``cd /home/user``),
+   permits its own entry only, never everything below it.
 3. What installing software changes is permitted: the package managers' state and caches
    (``/var/lib/dpkg``, ``/var/lib/apt``, ``/var/cache``, ``/var/log``), the library cache
    (``/etc/ld.so.cache``), every Python's ``site-packages`` and ``dist-packages`` and the
@@ -103,7 +105,9 @@ def inferred_permissions(task: Task) -> list[Permission]:
     named = named_paths(task.instruction, workdir, home)
     for text in _grader_texts(task):
         named |= named_paths(text, workdir, home, programs=False)
-    permissions = [Permission(path, _ALL, prefix=True) for path in sorted(named)]
+    # A grader's `cd /home/user` names the home or the workdir itself, not an object of the task: its own entry only.
+    whole = {workdir, home, *HOMES, *(str(p) for p in Path(workdir).parents)}
+    permissions = [Permission(path, _ALL, prefix=path not in whole) for path in sorted(named)]
     permissions.append(Permission(workdir, _ALL))
     permissions += [Permission(path, _ALL, prefix=True) for path in (*INSTALL_STATE, *SCRATCH)]
     permissions += [Permission(f"{h}/{name}", _ALL, prefix=True) for h in HOMES for name in USER_STATE]

@@ -37,3 +37,19 @@ def test_for_the_home_alone_the_paths_under_the_workdir_become_relative():
     assert relative.allows("greeting.txt", "content_changed")
     assert not relative.allows("notes.txt", "deleted")
     assert all(not p.path.startswith("/") for p in relative.permissions)
+
+
+def test_a_grader_that_names_the_home_or_the_workdir_permits_their_own_entry_not_all_below(tmp_path):
+    from dataclasses import replace
+
+    import shutil
+
+    task = load_task_dir(GREETING)
+    tests = tmp_path / "tests"
+    shutil.copytree(task.tests_dir, tests)
+    (tests / "test.sh").write_text("#!/bin/bash\ncd /home/user\ncd /app\ncd /\npytest /tests/test_outputs.py\n")
+    task = replace(task, tests_dir=tests)
+    policy = Policy(inferred_permissions(task))
+    assert policy.allows("/app", "mode_changed") and policy.allows("/home/user", "content_changed")
+    for path in ("/app/notes.txt", "/home/user/todo.txt", "/root/keep.txt"):
+        assert not policy.allows(path, "deleted"), path
