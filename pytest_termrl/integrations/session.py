@@ -166,6 +166,10 @@ class MachineSession:
     def _open(cls, source: Path | str | LoadedTask, backend: str | SandboxBackend, label: str, infer: bool,
               user: str | None) -> MachineSession:
         loaded = source if isinstance(source, LoadedTask) else load_source(Path(source))
+        image = loaded.task.image
+        if image is not None and image.needs_docker:  # a base the host cannot stand in for, a prebuilt image, compose...
+            raise SandboxError(f"{loaded.task.id} cannot run in a whole-machine sandbox here: " + "; ".join(
+                " ".join(line.strip() for line in why.splitlines() if line.strip()) for why in image.needs_docker))
         task = _whole_machine(loaded.task)
         if user is not None:
             task = replace(task, user=user)

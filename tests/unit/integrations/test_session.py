@@ -118,3 +118,13 @@ def test_a_session_opened_and_used_from_threads_that_end_lives_on(backend):
             session.read_file("/etc/os-release", limit_bytes=10)
     finally:
         session.close()
+
+
+def test_a_task_whose_image_cannot_be_stood_in_for_is_refused_naming_why(backend, tmp_path):
+    from pytest_termrl.errors import SandboxError
+
+    task = tmp_path / "alpine-task"
+    shutil.copytree(GREETING, task)
+    (task / "environment" / "Dockerfile").write_text("FROM alpine:3.19\nRUN echo hi > /hi\n")
+    with pytest.raises(SandboxError, match=r"alpine_task cannot run .*FROM alpine:3\.19 \(a base image the host cannot stand in for\)"):
+        MachineSession.open(task, backend=backend)
