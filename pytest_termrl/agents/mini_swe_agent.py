@@ -44,7 +44,7 @@ from ..report.record import EndReason  # noqa: E402
 from .base import AgentContext, AgentUsage, Observation, Turn  # noqa: E402
 from .mini_swe_env import Ended, EpisodeEnvironment, EpisodeOver, Handoff  # noqa: E402
 from .mini_swe_model import EndpointModel, EndpointModelConfig, Reply, assistant_message  # noqa: E402
-from .openai_agent import NOT_RUN, OpenAIAgent, _ContextOverflow, _Failure, _OutOfTime, budget_sentence  # noqa: E402
+from .openai_agent import NOT_RUN, ContextOverflow, EndpointFailure, OpenAIAgent, OutOfTime, budget_sentence  # noqa: E402
 
 __all__ = ["CONFIG", "EXIT_REASONS", "MINI_SWE_AGENT_VERSION", "MiniSweAgent", "chat_transcript"]
 
@@ -186,11 +186,11 @@ class MiniSweAgent(OpenAIAgent):
         self._outgoing = messages
         try:
             response = self._request(max_tokens=min(generated_left, context_left))
-        except _ContextOverflow as exc:  # the model's doing, not the harness's: no harness error
+        except ContextOverflow as exc:  # the model's doing, not the harness's: no harness error
             raise EpisodeOver(EndReason.TOKEN_LIMIT, str(exc)) from None
-        except _OutOfTime as exc:
+        except OutOfTime as exc:
             raise EpisodeOver(EndReason.TIMEOUT, str(exc), error=str(exc)) from None
-        except _Failure as exc:
+        except EndpointFailure as exc:
             raise EpisodeOver(EndReason.SERVER_ERROR, str(exc), error=str(exc)) from None
         finally:
             self._outgoing = []

@@ -38,15 +38,15 @@ def budget_sentence(max_commands: int) -> str:
     )
 
 
-class _Failure(Exception):
+class EndpointFailure(Exception):
     """A request that failed for good; carries the server's message for Turn.error."""
 
 
-class _ContextOverflow(_Failure):
+class ContextOverflow(EndpointFailure):
     """The server refused the request because the conversation no longer fits its context."""
 
 
-class _OutOfTime(_Failure):
+class OutOfTime(EndpointFailure):
     """The episode's wall clock ran out while the agent waited on the server."""
 
 
@@ -163,12 +163,12 @@ class OpenAIAgent(Agent):
                 return self._end(EndReason.TIMEOUT)
             try:
                 reply = self._request(max_tokens=min(generated_left, context_left))
-            except _ContextOverflow as exc:  # the model's doing, not the harness's: no Turn.error
+            except ContextOverflow as exc:  # the model's doing, not the harness's: no Turn.error
                 self.end_detail = str(exc)
                 return self._end(EndReason.TOKEN_LIMIT)
-            except _OutOfTime as exc:
+            except OutOfTime as exc:
                 return self._end(EndReason.TIMEOUT, str(exc))
-            except _Failure as exc:
+            except EndpointFailure as exc:
                 return self._end(EndReason.SERVER_ERROR, str(exc))
             turn = self._handle_reply(reply)
             if turn is not None:
@@ -273,7 +273,7 @@ class OpenAIAgent(Agent):
         return self.deadline - time.monotonic()
 
     def _request(self, max_tokens: int) -> Any:
-        """One completion, retrying transient failures; records usage; raises _Failure.
+        """One completion, retrying transient failures; records usage; raises EndpointFailure.
 
         Each attempt may take at most ``min(time left, request_timeout)``; a pause before a
         retry that would end past the deadline is not taken.
@@ -293,7 +293,7 @@ class OpenAIAgent(Agent):
             except (_NoAnswer, openai.APITimeoutError) as exc:
                 if timeout >= left:  # this attempt had all the time that was left
                     self.endpoint_failed = True
-                    raise _OutOfTime(self._no_answer(left, attempt, last)) from None
+                    raise OutOfTime(self._no_answer(left, attempt, last)) from None
                 transient, overflow = True, False
                 message = (f"APITimeoutError: {exc.message}" if isinstance(exc, openai.APIError)
                            else f"APITimeoutError: no reply within {_seconds(timeout)} s")
@@ -309,22 +309,22 @@ class OpenAIAgent(Agent):
                 message = f"{type(exc).__name__}: {exc}"
             if not transient:
                 if overflow:
-                    raise _ContextOverflow(message)
-                raise _Failure(message)
+                    raise ContextOverflow(message)
+                raise EndpointFailure(message)
             if attempt >= self.max_retries:
                 self.endpoint_failed = True
-                raise _Failure(f"{message} (gave up after {attempt + 1} attempts)")
+                raise EndpointFailure(f"{message} (gave up after {attempt + 1} attempts)")
             pause = min(self.backoff_max_s, self.backoff_s * 2**attempt)
             if pause >= self.time_left():
                 self.endpoint_failed = True
-                raise _Failure(f"{message} (gave up after {attempt + 1} attempts: the next "
+                raise EndpointFailure(f"{message} (gave up after {attempt + 1} attempts: the next "
                                f"would start after the episode's {self._wall_clock()} s wall "
                                "clock runs out)")
             time.sleep(pause)
             attempt += 1
             last = message
         if not getattr(reply, "choices", None):
-            raise _Failure("the server returned no choices")
+            raise EndpointFailure("the server returned no choices")
         self._record_usage(reply, attempts=attempt + 1,
                            latency=time.monotonic() - t0, elapsed=time.monotonic() - started)
         return reply
