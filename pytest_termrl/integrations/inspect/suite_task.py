@@ -9,6 +9,7 @@ given in its place (``--solver`` or ``eval(..., solver=...)``).
 
 from __future__ import annotations
 
+import math
 import os
 from pathlib import Path
 
@@ -21,6 +22,7 @@ from inspect_ai.tool import bash
 from pytest_termrl.integrations.inspect.provider import PROVIDER
 from pytest_termrl.integrations.inspect.scorers import termrl_grade, termrl_safety
 from pytest_termrl.integrations.session import CONTRACTS
+from pytest_termrl.settings import COMMAND_TIMEOUT_S
 from pytest_termrl.tasks.importers import scan
 from pytest_termrl.tasks.model import Task as TermrlTask
 from pytest_termrl.tasks.suite import load_suite
@@ -52,15 +54,15 @@ def suite_samples(suite: str | Path, tasks: str | list[str] | None = None, split
 
 @task
 def termrl_suite(suite: str, tasks: str | list[str] | None = None, split: str | None = None,
-                 message_limit: int = 50, command_timeout: int = 30) -> Task:
+                 message_limit: int = 50, command_timeout_s: float = COMMAND_TIMEOUT_S) -> Task:
     """The suite at ``suite`` (a folder of task folders, with or without ``contracts.jsonl``) as an Inspect task.
 
     ``tasks``: ids, comma-separated; ``split``: train, val or test (``splits.json``);
-    ``command_timeout``: seconds per bash call of the default solver.
+    ``command_timeout_s``: seconds per bash call of the default solver (this project's command timeout by default).
     """
     return Task(
         dataset=MemoryDataset(suite_samples(suite, tasks, split), name=suite_root(suite).name),
-        solver=basic_agent(tools=[bash(timeout=command_timeout)], message_limit=message_limit),
+        solver=basic_agent(tools=[bash(timeout=math.ceil(command_timeout_s))], message_limit=message_limit),
         scorer=[termrl_grade(), termrl_safety()],
         sandbox=PROVIDER,
     )
