@@ -8,9 +8,11 @@ One directory per task::
     <id>/instruction.md          the instruction
     <id>/environment/Dockerfile  FROM ${BASE_IMAGE} (the harness's base image by default), pytest
                                  for the verifier, the workdir owned by the agent's user (uid
-                                 1000), the task's files COPY'd into it, its setup.sh as a RUN
-                                 heredoc run as that user in the workdir
+                                 1000), the task's files COPY'd into it, its setup.sh COPY'd
+                                 and run by that user in the workdir, then removed (no heredoc:
+                                 engines before Docker 23 cannot parse one without pulling a frontend)
     <id>/environment/home/       the task's environment files, modes kept
+    <id>/environment/termrl-setup.sh  the task's setup script
     <id>/solution/solve.sh       the reference
     <id>/tests/                  the hidden tests, and test.sh
 
@@ -49,7 +51,8 @@ from ..tasks.model import DEFAULT_WORKDIR, GraderSpec, Task, TaskStep
 
 DEFAULT_BASE_IMAGE = "termrl-base:1"
 AGENT_USER, AGENT_UID = "user", 1000
-SETUP_WORD = "TERMRL_SETUP"
+SETUP_FILE = "termrl-setup.sh"
+"""The setup script's name in the build context, and (under /tmp) in the image while it runs."""
 EXPORTED_GRADERS = ("pytest", "script")
 """Grader kinds a Harbor test.sh can stand for: the trusted pytest's, and a Harbor test.sh itself."""
 TEST_SH = """#!/bin/bash
@@ -155,14 +158,14 @@ def dockerfile(task: Task, base_image: str, has_files: bool) -> str:
     if has_files:
         lines.append(f"COPY --chown={owner} home/ {workdir}/")
     lines += [f"USER {owner}", f"WORKDIR {workdir}"]
-    if task.setup_script is not None and task.setup_script.is_file():
-        body = task.setup_script.read_text()
-        if SETUP_WORD in body:
-            raise TaskFormatError(task.setup_script, None, f"the setup script holds the heredoc delimiter {SETUP_WORD}")
-        if not body.endswith("\n"):
-            body += "\n"
-        lines += [f"RUN <<'{SETUP_WORD}'", "#!/bin/bash", body + SETUP_WORD]
+    if has_setup(task):
+        lines += [f"COPY --chown={owner} {SETUP_FILE} /tmp/{SETUP_FILE}",
+                  f"RUN bash /tmp/{SETUP_FILE} && rm -f /tmp/{SETUP_FILE}"]
     return "\n".join(lines) + "\n"
+
+
+def has_setup(task: Task) -> bool:
+    return task.setup_script is not None and task.setup_script.is_file()
 
 
 def _check_grader(task: Task, grader: GraderSpec, tests_dir: Path | None, step: TaskStep | None = None) -> Path:
@@ -217,6 +220,9 @@ def export_task(task: Task, out: Path, base_image: str = DEFAULT_BASE_IMAGE) -> 
     if env_dir is not None:
         shutil.copytree(env_dir, target / "environment" / "home", symlinks=True)
     (target / "environment" / "Dockerfile").write_text(dockerfile(task, base_image, has_files))
+    if has_setup(task):
+        assert task.setup_script is not None
+        shutil.copyfile(task.setup_script, target / "environment" / SETUP_FILE)
     if task.steps:
         for step in task.steps:
             folder = target / "steps" / step.name

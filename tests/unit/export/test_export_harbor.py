@@ -1,8 +1,8 @@
 """Export to Harbor: every task of the core suite written as a Harbor task directory, imported back, same verdicts.
 
 ``python -m pytest_termrl.export harbor SUITE OUT`` writes a Dockerfile FROM a base-image
-argument with the environment files owned by the agent's user and the setup as a RUN
-heredoc, solution/solve.sh, and tests/test.sh writing /logs/verifier/reward.txt. The
+argument with the environment files owned by the agent's user and the setup script
+COPY'd and run, solution/solve.sh, and tests/test.sh writing /logs/verifier/reward.txt. The
 export is read back by the Harbor importer: every task loads, runs offline on bwrap and
 is graded by its test.sh. Real episodes on bwrap then check one task of each family of
 the core suite (and the hand-written tasks): the reference passes and the no-op fails,
@@ -75,8 +75,10 @@ def test_the_exported_files(exported):
     task_dir = out / "git_commit_configs"
     dockerfile = (task_dir / "environment" / "Dockerfile").read_text()
     assert dockerfile.startswith("ARG BASE_IMAGE=termrl-base:1\nFROM ${BASE_IMAGE}\n")
-    assert "USER 1000:1000\nWORKDIR /home/user\nRUN <<'TERMRL_SETUP'\n#!/bin/bash\n" in dockerfile
-    assert dockerfile.endswith("TERMRL_SETUP\n")
+    assert dockerfile.endswith("USER 1000:1000\nWORKDIR /home/user\nCOPY --chown=1000:1000 termrl-setup.sh /tmp/termrl-setup.sh\n"
+                               "RUN bash /tmp/termrl-setup.sh && rm -f /tmp/termrl-setup.sh\n")
+    assert "<<" not in dockerfile, "no heredoc: an engine before Docker 23 cannot parse one offline"
+    assert (task_dir / "environment" / "termrl-setup.sh").read_bytes() == (CORE / "git_commit_configs" / "setup.sh").read_bytes()
     toml = (task_dir / "task.toml").read_text()
     assert '[agent]\nuser = "user"' in toml and '[environment]\nworkdir = "/home/user"\nnetwork_mode = "no-network"' in toml
     test_sh = (task_dir / "tests" / "test.sh").read_text()
