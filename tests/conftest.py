@@ -21,6 +21,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -352,3 +353,22 @@ def local_docker_backend(engine_check):
     made.cleanup_stale()
     yield made
     made.close()
+
+
+@pytest.fixture
+def serve():
+    """``serve(policy, **params)``: an in-process scripted chat server (tests/chat_server.py, real HTTP) with the named
+    policy, started now and stopped at teardown; the model agents' tests point their endpoint at it."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from chat_server import ChatServer, make_policy  # noqa: PLC0415 - a test helper beside this file, not a package
+
+    servers = []
+
+    def _serve(policy: str, **params):
+        server = ChatServer(make_policy(policy, **params)).start()
+        servers.append(server)
+        return server
+
+    yield _serve
+    for server in servers:
+        server.stop()

@@ -20,7 +20,7 @@ import pytest
 from conftest import CORE
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from chat_server import DEFAULT_MODEL, ChatServer, make_policy  # noqa: E402
+from chat_server import DEFAULT_MODEL, ChatServer  # noqa: E402
 
 from minisweagent import __version__ as MINI_VERSION  # noqa: E402
 from minisweagent.config import get_config_from_spec  # noqa: E402
@@ -78,19 +78,6 @@ def by_task(tp, expected: int) -> dict:
     assert len(records) == expected, [r["episode_id"] for r in records]
     return {r["task_id"]: r for r in records}
 
-
-@pytest.fixture
-def serve():
-    servers: list[ChatServer] = []
-
-    def _serve(name: str, **params) -> ChatServer:
-        server = ChatServer(make_policy(name, **params)).start()
-        servers.append(server)
-        return server
-
-    yield _serve
-    for server in servers:
-        server.stop()
 
 
 def run_mini(tp, server: ChatServer, *args: str):

@@ -18,7 +18,7 @@ import pytest
 from conftest import CORE, REPO, host_pids_with
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from chat_server import DEFAULT_MODEL, ChatServer, make_policy  # noqa: E402
+from chat_server import DEFAULT_MODEL, ChatServer  # noqa: E402
 
 from pytest_termrl.agents.openai_agent import NOT_RUN, budget_sentence  # noqa: E402
 from pytest_termrl.serving.server import free_port  # noqa: E402
@@ -113,20 +113,6 @@ def suite(tp):
     assert sorted(p.name for p in root.iterdir()) == sorted([*TASKS, "contracts.jsonl"])
     return root
 
-
-@pytest.fixture
-def serve():
-    """Start an in-process ChatServer with a policy; stopped at teardown."""
-    servers: list[ChatServer] = []
-
-    def _serve(name: str, **params) -> ChatServer:
-        server = ChatServer(make_policy(name, **params)).start()
-        servers.append(server)
-        return server
-
-    yield _serve
-    for server in servers:
-        server.stop()
 
 
 def run_against(tp, server: ChatServer, *args: str):

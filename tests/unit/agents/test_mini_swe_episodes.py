@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from chat_server import DEFAULT_MODEL, ChatServer, make_policy  # noqa: E402
+from chat_server import DEFAULT_MODEL, ChatServer  # noqa: E402
 
 from minisweagent.config import get_config_from_spec  # noqa: E402
 
@@ -41,19 +41,6 @@ THREAD = "termrl-mini-swe-agent"
 def loaded():
     return load_suite(CORE_CONTRACTS).by_id(TASK)
 
-
-@pytest.fixture
-def serve():
-    servers: list[ChatServer] = []
-
-    def _serve(name: str, **params) -> ChatServer:
-        server = ChatServer(make_policy(name, **params)).start()
-        servers.append(server)
-        return server
-
-    yield _serve
-    for server in servers:
-        server.stop()
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from chat_server import DEFAULT_MODEL, ChatServer, make_policy  # noqa: E402
+from chat_server import DEFAULT_MODEL  # noqa: E402
 
 from pytest_termrl.agents.base import AgentContext, EpisodeLimits, Observation  # noqa: E402
 from pytest_termrl.agents.openai_agent import (  # noqa: E402
@@ -24,20 +24,6 @@ from pytest_termrl.agents.openai_agent import (  # noqa: E402
     parse_bash_call,
 )
 
-
-@pytest.fixture
-def serve():
-    """Start a chat server with the named policy; stopped at teardown."""
-    servers: list[ChatServer] = []
-
-    def _serve(policy: str, **params) -> ChatServer:
-        server = ChatServer(make_policy(policy, **params)).start()
-        servers.append(server)
-        return server
-
-    yield _serve
-    for server in servers:
-        server.stop()
 
 
 def make_agent(server_or_url, **kwargs) -> OpenAIAgent:
