@@ -28,7 +28,6 @@ import json
 import math
 import os
 import threading
-import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,10 +40,10 @@ from minisweagent.models.utils.actions_toolcall import BASH_TOOL as MINI_BASH_TO
 from minisweagent.models.utils.actions_toolcall import format_toolcall_observation_messages  # noqa: E402
 
 from ..report.record import EndReason  # noqa: E402
-from .base import AgentContext, AgentUsage, Observation, Turn  # noqa: E402
+from .base import AgentContext, Observation, Turn  # noqa: E402
 from .mini_swe_env import Ended, EpisodeEnvironment, EpisodeOver, Handoff  # noqa: E402
 from .mini_swe_model import EndpointModel, EndpointModelConfig, Reply, assistant_message  # noqa: E402
-from .openai_agent import NOT_RUN, ContextOverflow, EndpointFailure, OpenAIAgent, OutOfTime, budget_sentence  # noqa: E402
+from .openai_agent import NOT_RUN, ContextOverflow, EndpointFailure, OpenAIAgent, OutOfTime  # noqa: E402
 
 __all__ = ["CONFIG", "EXIT_REASONS", "MINI_SWE_AGENT_VERSION", "MiniSweAgent", "chat_transcript"]
 
@@ -105,13 +104,7 @@ class MiniSweAgent(OpenAIAgent):
     def start(self, context: AgentContext) -> None:
         """Start mini-swe-agent's loop on the task in its thread (a previous phase's is ended first)."""
         self._end_phase()
-        self.usage = AgentUsage()
-        self._reset()
-        self.context = context
-        self.deadline = time.monotonic() + context.limits.wall_clock_s
-        task = context.instruction.rstrip()
-        if context.limits.max_commands is not None:
-            task += "\n\n" + budget_sentence(context.limits.max_commands)
+        task = self.begin(context)
         handoff = Handoff()
         env = EpisodeEnvironment(handoff, self.deadline + OBSERVATION_GRACE_S)
         sections = self.mini_config.get("model") or {}

@@ -125,8 +125,8 @@ class OpenAIAgent(Agent):
         self._call_seq = 0
         self._seen_ids: set[str] = set()
 
-    def start(self, context: AgentContext) -> None:
-        """Begin a fresh conversation: system prompt, then the task (and its command budget)."""
+    def begin(self, context: AgentContext) -> str:
+        """A phase's fresh state (usage, clock, context); the task as the model reads it (with its command budget)."""
         self.usage = AgentUsage()
         self._reset()
         self.context = context
@@ -134,6 +134,11 @@ class OpenAIAgent(Agent):
         instruction = context.instruction.rstrip()
         if context.limits.max_commands is not None:
             instruction += "\n\n" + budget_sentence(context.limits.max_commands)
+        return instruction
+
+    def start(self, context: AgentContext) -> None:
+        """Begin a fresh conversation: system prompt, then the task (and its command budget)."""
+        instruction = self.begin(context)
         self.messages = [
             {"role": "system", "content": context.system_prompt},
             {"role": "user", "content": instruction},
