@@ -19,6 +19,7 @@ its agent ran has no report.
 from __future__ import annotations
 
 import json
+import re
 import threading
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,9 @@ from .phases import Phase
 HARBOR_OWNED = ("/logs",)
 """Harbor's own folders in the machine (the agent's logs, the verifier's, artifacts): written by the agent's harness
 by design (terminus-2's pane log, an installed agent's trajectory), never collateral."""
+TMUX_TYPES = re.compile(r"\btmux\s+send-keys\b")
+TMUX_LOOKS = re.compile(r"^\s*tmux\s+(?:capture-pane|display-message|list-\w+|has-session)\b[^;&|<>`$]*$")
+"""A tmux command that only reads the session (no other command after it)."""
 REPORT_NAME = "termrl-oracle.json"
 """The artifact's file name in the trial's ``artifacts/`` folder."""
 
@@ -43,6 +47,8 @@ class OracleWindow:
         self.state = "before"
         self._lock = threading.Lock()
         self.report: dict[str, Any] | None = None
+        self._typed: str | None = None
+        """The last command that typed keys into a tmux session."""
 
     def before(self, phase: Phase | None) -> bool:
         """Called before each call into the machine: whether to judge it afterwards."""
@@ -61,7 +67,11 @@ class OracleWindow:
             return self.state == "open" and phase in (Phase.AGENT, None)
 
     def judge(self, command: str) -> None:
-        self.session.check(command)
+        """Judge after ``command``. A look at a tmux session (``capture-pane``...) changes nothing itself: what is first
+        seen after it was done by the keys typed last (terminus-2 types, then looks while the command runs)."""
+        if TMUX_TYPES.search(command):
+            self._typed = command
+        self.session.check(self._typed if self._typed is not None and TMUX_LOOKS.match(command) else command)
 
     def close(self) -> dict[str, Any] | None:
         """At ``stop``: the last judgement if the agent's window is still open; the report (None: nothing was judged,
