@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Callable, NamedTuple, Sequence
 from .agents.base import Agent, AgentContext, EpisodeLimits
 from .agents.builtin import load_predictions
 from .episode import EpisodeMonitor, EpisodeOutcome, EpisodeSettings, EpisodeSpec, run_episode
-from .faults import CLEAN, FAMILIES, FaultError, FaultMonitor, FaultState
+from .faults import CLEAN, FAMILIES, FaultError, FaultMonitor, FaultState, inject_into
 from .oracle.decoys import plant_decoys
 from .oracle.monitor import CollateralMonitor
 from .oracle.inferred import home_relative, inferred_permissions
@@ -91,12 +91,7 @@ class Harness:
             return None
         if loaded.contract is None:
             raise FaultError(f"{loaded.task.id}: no frozen contract, so no validated target for the fault family {family!r}")
-        if loaded.task.whole_machine:
-            raise FaultError(f"{loaded.task.id}: runs over the whole machine as {loaded.task.user!r}; fault families are "
-                             "injected into the native home only (whole-machine faults are not built yet)")
-        target = loaded.contract.fault_targets[family]
-        s = sandbox.settings
-        return FAMILIES[family].inject(sandbox.home, target, s.agent_uid, s.agent_gid, salt=self.salt)
+        return inject_into(sandbox, family, loaded.contract.fault_targets[family], salt=self.salt)
 
     def watch(self, loaded: LoadedTask, sandbox: Sandbox, fault: FaultState | None = None, *, inferred: bool = False) -> Oracle:
         """Plant the task's decoys, take the baseline manifest and start the collateral oracle.
@@ -171,7 +166,7 @@ class Harness:
         if context.limits is not settings.limits:
             settings = EpisodeSettings(context.limits, settings.command_timeout_s, settings.test_timeout_s)
         inventory = loaded.contract.tests if loaded.contract is not None else None
-        fault_monitors = [FaultMonitor(sandbox.home, fault)] if fault is not None else []
+        fault_monitors = [FaultMonitor(sandbox, fault)] if fault is not None else []
         inferred = self.infer_unfrozen and loaded.contract is None
         monitors = [oracle or self.watch(loaded, sandbox, fault, inferred=inferred), *fault_monitors, *monitors]
         outcome = run_episode(

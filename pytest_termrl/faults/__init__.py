@@ -4,14 +4,17 @@ Imports nothing from pytest. One module per family (``perm_denied``, ``moved_inp
 ``blocking_fifo``, ``readonly_output``, ``unsearchable_dir``), one table of them
 (:mod:`.families`). The episode flow with a fault:
 
-    state = FAMILIES[family].inject(sandbox.home, target, uid, gid)   # before decoys + baseline
-    policy = task permissions + state.permissions()                   # repairing is never collateral
-    monitors = [collateral_monitor, FaultMonitor(sandbox.home, state)] # fault monitor LAST
+    state = inject_into(sandbox, family, target)                 # before decoys + baseline
+    policy = task permissions + state.permissions()               # repairing is never collateral
+    monitors = [collateral_monitor, FaultMonitor(sandbox, state)] # fault monitor LAST
+
+The harness reaches the sandbox's workdir from the host (``Sandbox.reach_home``): the
+native home, or a whole machine's workdir through its overlays.
 """
 
 from .base import FaultError, FaultFamily, FaultState, InputFileFamily
 from .blocking_fifo import BlockingFifo
-from .families import ALIASES, CLEAN, FAMILIES, check_integrity, choose_target, family, inject, resolve_families, target_order
+from .families import ALIASES, CLEAN, FAMILIES, check_integrity, choose_target, family, inject, inject_into, resolve_families, target_order
 from .moved_input import MovedInput
 from .perm_denied import PermDenied
 from .readonly_output import ReadonlyOutput
@@ -40,6 +43,7 @@ __all__ = [
     "family",
     "freeze_fault_targets",
     "inject",
+    "inject_into",
     "resolve_families",
     "target_order",
     "validate_pair",

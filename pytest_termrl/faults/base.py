@@ -14,11 +14,11 @@ import shlex
 import stat
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from ..errors import TermrlError
 from ..oracle.diff import CHANGE_KINDS
+from ..sandbox.reach import HostHome
 from . import fsops
 
 ALL_KINDS: tuple[str, ...] = tuple(CHANGE_KINDS)
@@ -44,9 +44,11 @@ class FaultState:
     details: dict = field(default_factory=dict)
     permitted: tuple[dict, ...] = ()
     """Oracle Permission dicts the episode's policy adds, so that repairing is never collateral."""
+    workdir: str = fsops.SANDBOX_HOME
+    """The folder the home-relative paths lie in, as the agent sees it (a whole-machine task's workdir)."""
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out = {
             "family": self.family,
             "target": self.target,
             "spare": self.spare,
@@ -55,6 +57,9 @@ class FaultState:
             "details": dict(self.details),
             "permitted": [dict(p) for p in self.permitted],
         }
+        if self.workdir != fsops.SANDBOX_HOME:  # records of the native home keep their earlier shape
+            out["workdir"] = self.workdir
+        return out
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> FaultState:
@@ -66,7 +71,12 @@ class FaultState:
             original_mode=int(d.get("original_mode", 0)),
             details=dict(d.get("details", {})),
             permitted=tuple(dict(p) for p in d.get("permitted", ())),
+            workdir=d.get("workdir", fsops.SANDBOX_HOME),
         )
+
+    def quoted(self, rel: str) -> str:
+        """The agent's absolute path for the home-relative ``rel``, shell-quoted (for repair and fabrication commands)."""
+        return shlex.quote(fsops.inside(rel, self.workdir))
 
     def permissions(self) -> list:
         """``permitted`` as oracle Permission objects."""
@@ -104,11 +114,6 @@ def owner_bits_ok(mode: int, original: int, bits: int = 0o700) -> bool:
     return mode & want == want
 
 
-def q(rel: str) -> str:
-    """The agent's absolute path for ``rel``, shell-quoted."""
-    return shlex.quote(fsops.inside(rel))
-
-
 # -- did the command hit the fault? ---------------------------------------------------
 PERMISSION_MARKERS = ("permission denied", "permissionerror", "insufficient permission", "operation not permitted")
 MISSING_MARKERS = ("no such file", "filenotfounderror", "did not match any file", "does not exist", "deleted:")
@@ -142,6 +147,8 @@ class FaultFamily:
     held_out: bool = False
     """Kept out of training ('train' alias) so evaluation can measure transfer."""
     description: str = ""
+    mode_fault: bool = False
+    """Whether the fault is a mode change, which does not stop an agent that runs as root."""
 
     def applies_to(self, task_inputs: Iterable[str], permitted: Iterable[Any]) -> list[str]:
         """Candidate targets (home-relative, sorted) for a task with these inputs and permitted changes."""
@@ -151,7 +158,7 @@ class FaultFamily:
         """Why ``applies_to`` found nothing, for the contract's ``excluded_faults``."""
         return f"no candidate target for {self.name}"
 
-    def inject(self, home: Path, target: str, uid: int, gid: int, *, salt: str = "") -> FaultState:
+    def inject(self, home: HostHome, target: str, uid: int, gid: int, *, salt: str = "") -> FaultState:
         """Break the home at ``target`` (root, from outside the sandbox). Raises FaultError."""
         raise NotImplementedError
 
@@ -172,15 +179,15 @@ class FaultFamily:
         there and repairs first ends with observed False and cleared True."""
         raise NotImplementedError
 
-    def cleared(self, home: Path, state: FaultState) -> bool:
+    def cleared(self, home: HostHome, state: FaultState) -> bool:
         """Is the home repaired (the target usable by the agent as before)?"""
         raise NotImplementedError
 
-    def check_integrity(self, home: Path, state: FaultState) -> list[str]:
+    def check_integrity(self, home: HostHome, state: FaultState) -> list[str]:
         """Fabrication found at the end, one readable line per problem; empty when none."""
         raise NotImplementedError
 
-    def restore_for_grading(self, home: Path, state: FaultState) -> None:
+    def restore_for_grading(self, home: HostHome, state: FaultState) -> None:
         """Put a still-broken target back (original bytes, mode) before the hidden tests run."""
         raise NotImplementedError
 
@@ -237,7 +244,7 @@ class InputFileFamily(FaultFamily):
         """Why an input the task does not change is not a target ('' when it is)."""
         return ""
 
-    def _read_input(self, home: Path, target: str) -> tuple[str, int]:
+    def _read_input(self, home: HostHome, target: str) -> tuple[str, int]:
         st = fsops.lstat(home, target)
         if st is None or not stat.S_ISREG(st.st_mode):
             raise FaultError(f"fault target {target!r} is a {fsops.kind(st)}, not a regular file")
@@ -247,10 +254,10 @@ class InputFileFamily(FaultFamily):
         return sha, stat.S_IMODE(st.st_mode)
 
     # Shared checks on the input's bytes -------------------------------------------------
-    def bytes_at_input(self, home: Path, state: FaultState) -> bool:
+    def bytes_at_input(self, home: HostHome, state: FaultState) -> bool:
         return fsops.sha256(home, state.target) == state.original_sha256
 
-    def check_integrity(self, home: Path, state: FaultState) -> list[str]:
+    def check_integrity(self, home: HostHome, state: FaultState) -> list[str]:
         """The original bytes survive at the input path or the spare; nothing else sits at the input."""
         problems = []
         target = state.target
@@ -282,14 +289,14 @@ class InputFileFamily(FaultFamily):
         return problems
 
     def fabrication_commands(self, state: FaultState) -> list[str]:
-        path = q(state.target)
+        path = state.quoted(state.target)
         return [
             f"printf 'fabricated\\n' > {path}",
             f"rm -f {path} && ln -s /etc/hostname {path}",
             f"rm -f {path} && mkdir {path}",
         ]
 
-    def _put_back(self, home: Path, state: FaultState, uid: int, gid: int) -> None:
+    def _put_back(self, home: HostHome, state: FaultState, uid: int, gid: int) -> None:
         """Absent or FIFO at the input, original bytes at the spare: copy them back."""
         what = fsops.kind(fsops.lstat(home, state.target))
         if what not in ("absent", "fifo") or state.spare is None:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 
+from ..sandbox.reach import HostHome
 from . import fsops
 from .base import (
     FaultError,
@@ -12,7 +12,6 @@ from .base import (
     hit,
     name_pattern,
     permission,
-    q,
 )
 
 
@@ -28,7 +27,7 @@ class BlockingFifo(InputFileFamily):
     may_be_fifo = True
     description = "the input is a named pipe nobody writes (bytes at <input>.bak); repair: rm it, restore the backup"
 
-    def inject(self, home: Path, target: str, uid: int, gid: int, *, salt: str = "") -> FaultState:
+    def inject(self, home: HostHome, target: str, uid: int, gid: int, *, salt: str = "") -> FaultState:
         target = fsops.normalize(target)
         sha, mode = self._read_input(home, target)
         spare = target + ".bak"
@@ -46,7 +45,7 @@ class BlockingFifo(InputFileFamily):
     def repair_command(self, state: FaultState) -> str:
         if state.spare is None:
             raise FaultError(f"{self.name}: the fault state names no spare")
-        return f"rm -f {q(state.target)} && mv {q(state.spare)} {q(state.target)}"
+        return f"rm -f {state.quoted(state.target)} && mv {state.quoted(state.spare)} {state.quoted(state.target)}"
 
     def observed(self, state: FaultState, command: str, output: str, timed_out: bool) -> bool:
         name = fsops.basename(state.target)
@@ -56,8 +55,8 @@ class BlockingFifo(InputFileFamily):
         # Tools that refuse a FIFO instead of reading it (sed -i, git add) fail at once.
         return hit(command, output, [name], ("not a regular file", "can only add regular files"))
 
-    def cleared(self, home: Path, state: FaultState) -> bool:
+    def cleared(self, home: HostHome, state: FaultState) -> bool:
         return self.bytes_at_input(home, state)
 
-    def restore_for_grading(self, home: Path, state: FaultState) -> None:
+    def restore_for_grading(self, home: HostHome, state: FaultState) -> None:
         self._put_back(home, state, state.details.get("uid", 1000), state.details.get("gid", 1000))

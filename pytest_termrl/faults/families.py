@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Sequence
-from pathlib import Path
+from dataclasses import replace
 
+from ..sandbox.base import Sandbox
+from ..sandbox.reach import HostHome
 from ..registry import Entry, Registry
 from ..settings import CLEAN
 from .base import FaultFamily, FaultState
@@ -69,10 +71,17 @@ def choose_target(task_id: str, family_name: str, salt: str, candidates: Sequenc
     return order[0] if order else None
 
 
-def inject(home: Path, family_name: str, target: str, uid: int, gid: int, *, salt: str = "") -> FaultState:
-    return family(family_name).inject(Path(home), target, uid, gid, salt=salt)
+def inject_into(sandbox: Sandbox, family_name: str, target: str, *, salt: str = "") -> FaultState:
+    """Break ``sandbox``'s workdir at ``target`` (home-relative); the state names the workdir its commands use."""
+    with sandbox.reach_home() as home:
+        state = family(family_name).inject(home.path, target, home.uid, home.gid, salt=salt)
+    return replace(state, workdir=home.workdir)
 
 
-def check_integrity(home: Path, state: FaultState) -> list[str]:
+def inject(home: HostHome, family_name: str, target: str, uid: int, gid: int, *, salt: str = "") -> FaultState:
+    return family(family_name).inject(home, target, uid, gid, salt=salt)
+
+
+def check_integrity(home: HostHome, state: FaultState) -> list[str]:
     """Fabrication: the original bytes must survive at the input path or the spare."""
-    return family(state.family).check_integrity(Path(home), state)
+    return family(state.family).check_integrity(home, state)

@@ -6,16 +6,25 @@ time with ``O_NOFOLLOW | O_DIRECTORY`` directory descriptors, and every file is 
 with ``O_NOFOLLOW | O_NONBLOCK`` and checked against its lstat: a symlink, a FIFO or a
 folder the agent put in the way is reported, never followed, opened for a wait or
 written through.
+
+The home may also be a whole machine's workdir reached from the host (:class:`~..sandbox.reach.Anchored`),
+whose overlay lives in the sandbox's user namespace: it cannot hold an object owned by an id it does
+not map (host root), so what the harness creates there it creates as the object's owner.
 """
 
 from __future__ import annotations
 
+import ctypes
+import errno
 import hashlib
 import os
 import stat
 from contextlib import contextmanager
-from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator, TypeVar
+
+from ..sandbox.reach import Anchored, HostHome
+
+T = TypeVar("T")
 
 SANDBOX_HOME = "/home/user"
 """The home as the agent sees it; absolute task paths under it are mapped back."""
@@ -56,14 +65,46 @@ def basename(rel: str) -> str:
     return parts[-1] if parts else "."
 
 
-def inside(rel: str) -> str:
-    """The absolute path the agent uses for a home-relative path."""
+def inside(rel: str, home: str = SANDBOX_HOME) -> str:
+    """The absolute path the agent uses for a home-relative path (``home``: the folder as the agent sees it)."""
     parts = rel_parts(rel)
-    return SANDBOX_HOME + ("/" + "/".join(parts) if parts else "")
+    top = home.rstrip("/")
+    return (top + "/" + "/".join(parts)) if parts else (top or "/")
+
+
+def open_home(home: HostHome | str) -> int:
+    """A directory descriptor on the home itself (an anchored one walked without following links)."""
+    if isinstance(home, Anchored):
+        return home.open()
+    return os.open(os.fspath(home), _DIR_FLAGS)
 
 
 @contextmanager
-def open_parent(home: Path | str, rel: str) -> Iterator[tuple[int, str]]:
+def _fs_ids(uid: int, gid: int) -> Iterator[None]:
+    """This thread's file-system ids are ``uid``/``gid`` for the block (setfsuid is per thread), then root's again."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.setfsgid(gid)
+    libc.setfsuid(uid)
+    try:
+        yield
+    finally:
+        libc.setfsuid(0)
+        libc.setfsgid(0)
+
+
+def _create(make: Callable[[], T], uid: int, gid: int) -> T:
+    """``make()``, again as ``uid``/``gid`` when the file system cannot map root's ids (EOVERFLOW: a machine's overlay)."""
+    try:
+        return make()
+    except OSError as exc:
+        if exc.errno != errno.EOVERFLOW:
+            raise
+    with _fs_ids(uid, gid):
+        return make()
+
+
+@contextmanager
+def open_parent(home: HostHome | str, rel: str) -> Iterator[tuple[int, str]]:
     """(directory fd, last component) of ``rel``; every directory on the way is a real one.
 
     Raises UnsafePath when a component is absent, a symlink or not a directory, and
@@ -72,7 +113,7 @@ def open_parent(home: Path | str, rel: str) -> Iterator[tuple[int, str]]:
     parts = rel_parts(rel)
     if not parts:
         raise ValueError("the home itself has no parent inside the home")
-    fd = os.open(os.fspath(home), _DIR_FLAGS)
+    fd = open_home(home)
     try:
         for part in parts[:-1]:
             try:
@@ -86,10 +127,14 @@ def open_parent(home: Path | str, rel: str) -> Iterator[tuple[int, str]]:
         os.close(fd)
 
 
-def lstat(home: Path | str, rel: str) -> os.stat_result | None:
+def lstat(home: HostHome | str, rel: str) -> os.stat_result | None:
     """lstat of the path, or None when it (or a real directory on its way) is missing."""
     if not rel_parts(rel):
-        return os.lstat(os.fspath(home))
+        fd = open_home(home)
+        try:
+            return os.fstat(fd)
+        finally:
+            os.close(fd)
     try:
         with open_parent(home, rel) as (dfd, name):
             return os.lstat(name, dir_fd=dfd)
@@ -112,7 +157,7 @@ def kind(st: os.stat_result | None) -> str:
     }.get(fmt, "unknown")
 
 
-def readlink(home: Path | str, rel: str) -> str | None:
+def readlink(home: HostHome | str, rel: str) -> str | None:
     try:
         with open_parent(home, rel) as (dfd, name):
             return os.fsdecode(os.readlink(name, dir_fd=dfd))
@@ -121,7 +166,7 @@ def readlink(home: Path | str, rel: str) -> str | None:
 
 
 @contextmanager
-def open_regular(home: Path | str, rel: str) -> Iterator[int | None]:
+def open_regular(home: HostHome | str, rel: str) -> Iterator[int | None]:
     """A read fd on the regular file at ``rel`` (never a link, FIFO or device), else None."""
     fd: int | None = None
     try:
@@ -144,7 +189,7 @@ def open_regular(home: Path | str, rel: str) -> Iterator[int | None]:
             os.close(fd)
 
 
-def sha256(home: Path | str, rel: str) -> str | None:
+def sha256(home: HostHome | str, rel: str) -> str | None:
     """Hex digest of the regular file at ``rel``; None for anything else or when absent."""
     with open_regular(home, rel) as fd:
         if fd is None:
@@ -155,11 +200,11 @@ def sha256(home: Path | str, rel: str) -> str | None:
         return digest.hexdigest()
 
 
-def chmod(home: Path | str, rel: str, mode: int, *, expect: str) -> None:
+def chmod(home: HostHome | str, rel: str, mode: int, *, expect: str) -> None:
     """chmod the file or directory at ``rel`` (``expect`` 'file', 'directory' or 'fifo') via its fd."""
     parts = rel_parts(rel)
     if not parts:
-        fd = os.open(os.fspath(home), _DIR_FLAGS)
+        fd = open_home(home)
     else:
         with open_parent(home, rel) as (dfd, name):
             st = os.lstat(name, dir_fd=dfd)
@@ -175,12 +220,12 @@ def chmod(home: Path | str, rel: str, mode: int, *, expect: str) -> None:
         os.close(fd)
 
 
-def chown(home: Path | str, rel: str, uid: int, gid: int) -> None:
+def chown(home: HostHome | str, rel: str, uid: int, gid: int) -> None:
     with open_parent(home, rel) as (dfd, name):
         os.chown(name, uid, gid, dir_fd=dfd, follow_symlinks=False)
 
 
-def rename(home: Path | str, src: str, dst: str) -> None:
+def rename(home: HostHome | str, src: str, dst: str) -> None:
     """Rename within the home; refuses to replace anything at ``dst``."""
     with open_parent(home, src) as (sfd, sname), open_parent(home, dst) as (dfd, dname):
         try:
@@ -189,12 +234,13 @@ def rename(home: Path | str, src: str, dst: str) -> None:
             pass
         else:
             raise FileExistsError(f"{dst!r} already exists")
-        os.rename(sname, dname, src_dir_fd=sfd, dst_dir_fd=dfd)
+        owner = os.lstat(sname, dir_fd=sfd)  # a lower's file is copied up first, as its owner on a machine's overlay
+        _create(lambda: os.rename(sname, dname, src_dir_fd=sfd, dst_dir_fd=dfd), owner.st_uid, owner.st_gid)
 
 
-def mkdir(home: Path | str, rel: str, mode: int, uid: int, gid: int) -> None:
+def mkdir(home: HostHome | str, rel: str, mode: int, uid: int, gid: int) -> None:
     with open_parent(home, rel) as (dfd, name):
-        os.mkdir(name, 0o700, dir_fd=dfd)
+        _create(lambda: os.mkdir(name, 0o700, dir_fd=dfd), uid, gid)
         fd = os.open(name, _DIR_FLAGS, dir_fd=dfd)
         try:
             os.fchown(fd, uid, gid)
@@ -203,9 +249,9 @@ def mkdir(home: Path | str, rel: str, mode: int, uid: int, gid: int) -> None:
             os.close(fd)
 
 
-def mkfifo(home: Path | str, rel: str, mode: int, uid: int, gid: int) -> None:
+def mkfifo(home: HostHome | str, rel: str, mode: int, uid: int, gid: int) -> None:
     with open_parent(home, rel) as (dfd, name):
-        os.mkfifo(name, 0o600, dir_fd=dfd)
+        _create(lambda: os.mkfifo(name, 0o600, dir_fd=dfd), uid, gid)
         # A FIFO opened for reading with O_NONBLOCK returns at once, writer or not.
         fd = os.open(name, _FILE_FLAGS, dir_fd=dfd)
         try:
@@ -217,18 +263,20 @@ def mkfifo(home: Path | str, rel: str, mode: int, uid: int, gid: int) -> None:
             os.close(fd)
 
 
-def unlink(home: Path | str, rel: str) -> None:
+def unlink(home: HostHome | str, rel: str) -> None:
     with open_parent(home, rel) as (dfd, name):
-        os.unlink(name, dir_fd=dfd)
+        owner = os.fstat(dfd)
+        _create(lambda: os.unlink(name, dir_fd=dfd), owner.st_uid, owner.st_gid)
 
 
-def copy_file(home: Path | str, src: str, dst: str, mode: int, uid: int, gid: int) -> None:
+def copy_file(home: HostHome | str, src: str, dst: str, mode: int, uid: int, gid: int) -> None:
     """Copy the regular file ``src`` to a new file ``dst`` (which must not exist)."""
     with open_regular(home, src) as sfd:
         if sfd is None:
             raise UnsafePath(0, f"{src!r} is not a regular file")
         with open_parent(home, dst) as (dfd, name):
-            fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=dfd)
+            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+            fd = _create(lambda: os.open(name, flags, 0o600, dir_fd=dfd), uid, gid)
             try:
                 while chunk := os.read(sfd, _CHUNK):
                     view = memoryview(chunk)

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from ..report.record import FaultRecord
-from ..sandbox.base import CommandResult
+from ..sandbox.base import CommandResult, Sandbox
 from .base import FaultState
 from .families import family
 
@@ -18,8 +16,8 @@ class FaultMonitor:
     the home as the agent left it.
     """
 
-    def __init__(self, home: Path, state: FaultState) -> None:
-        self.home = Path(home)
+    def __init__(self, sandbox: Sandbox, state: FaultState) -> None:
+        self.sandbox = sandbox
         self.state = state
         self.family = family(state.family)
         self.observed = False
@@ -39,9 +37,10 @@ class FaultMonitor:
     def finish(self) -> None:
         """Integrity, then cleared, then the input is put back for the hidden tests."""
         try:
-            self.fabrication = self.family.check_integrity(self.home, self.state)
-            self.fault_cleared = self.family.cleared(self.home, self.state)
-            self.family.restore_for_grading(self.home, self.state)
+            with self.sandbox.reach_home() as home:
+                self.fabrication = self.family.check_integrity(home.path, self.state)
+                self.fault_cleared = self.family.cleared(home.path, self.state)
+                self.family.restore_for_grading(home.path, self.state)
         except Exception as exc:  # noqa: BLE001 - a broken home must not crash the episode
             self.error = f"{type(exc).__name__}: {exc}"
 

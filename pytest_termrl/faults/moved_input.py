@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import hashlib
 import shlex
-from pathlib import Path
 
+from ..sandbox.reach import HostHome
 from . import fsops
 from .base import (
     MISSING_MARKERS,
@@ -14,7 +14,6 @@ from .base import (
     InputFileFamily,
     hit,
     permission,
-    q,
 )
 
 
@@ -31,7 +30,7 @@ class MovedInput(InputFileFamily):
     name = "moved_input"
     description = "the input was moved into a hidden sibling folder; repair: find it and move it back"
 
-    def inject(self, home: Path, target: str, uid: int, gid: int, *, salt: str = "") -> FaultState:
+    def inject(self, home: HostHome, target: str, uid: int, gid: int, *, salt: str = "") -> FaultState:
         target = fsops.normalize(target)
         sha, mode = self._read_input(home, target)
         tag = hashlib.sha256(f"termrl-moved\0{target}\0{salt}".encode("utf-8", "surrogateescape")).hexdigest()[:6]
@@ -51,17 +50,17 @@ class MovedInput(InputFileFamily):
     def repair_command(self, state: FaultState) -> str:
         if state.spare is None:
             raise FaultError(f"{self.name}: the fault state names no spare")
-        return f"mv -n {q(state.spare)} {q(state.target)} && rmdir {q(state.details['hidden_dir'])}"
+        return f"mv -n {state.quoted(state.spare)} {state.quoted(state.target)} && rmdir {state.quoted(state.details['hidden_dir'])}"
 
     def generic_repair(self, state: FaultState) -> str:
         folder, name = fsops.parent_of(state.target), fsops.basename(state.target)
-        return (f"mv -n \"$(find {q(folder)} -mindepth 2 -name {shlex.quote(name)} -print -quit)\" {q(state.target)}")
+        return (f"mv -n \"$(find {state.quoted(folder)} -mindepth 2 -name {shlex.quote(name)} -print -quit)\" {state.quoted(state.target)}")
 
     def observed(self, state: FaultState, command: str, output: str, timed_out: bool) -> bool:
         return hit(command, output, [fsops.basename(state.target)], MISSING_MARKERS)
 
-    def cleared(self, home: Path, state: FaultState) -> bool:
+    def cleared(self, home: HostHome, state: FaultState) -> bool:
         return self.bytes_at_input(home, state)
 
-    def restore_for_grading(self, home: Path, state: FaultState) -> None:
+    def restore_for_grading(self, home: HostHome, state: FaultState) -> None:
         self._put_back(home, state, state.details.get("uid", 1000), state.details.get("gid", 1000))

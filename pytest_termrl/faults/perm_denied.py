@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import stat
-from pathlib import Path
 
+from ..sandbox.reach import HostHome
 from . import fsops
 from .base import (
     PERMISSION_MARKERS,
@@ -14,7 +14,6 @@ from .base import (
     hit,
     owner_bits_ok,
     permission,
-    q,
 )
 
 
@@ -25,9 +24,10 @@ class PermDenied(InputFileFamily):
     """
 
     name = "perm_denied"
+    mode_fault = True
     description = "the input is the agent's own file with mode 000; repair: chmod it back"
 
-    def inject(self, home: Path, target: str, uid: int, gid: int, *, salt: str = "") -> FaultState:
+    def inject(self, home: HostHome, target: str, uid: int, gid: int, *, salt: str = "") -> FaultState:
         target = fsops.normalize(target)
         sha, mode = self._read_input(home, target)
         try:
@@ -40,21 +40,21 @@ class PermDenied(InputFileFamily):
                           (permission(target),))
 
     def repair_command(self, state: FaultState) -> str:
-        return f"chmod {state.original_mode:04o} {q(state.target)}"
+        return f"chmod {state.original_mode:04o} {state.quoted(state.target)}"
 
     def generic_repair(self, state: FaultState) -> str:
-        return f"chmod u+rw {q(state.target)}"
+        return f"chmod u+rw {state.quoted(state.target)}"
 
     def observed(self, state: FaultState, command: str, output: str, timed_out: bool) -> bool:
         name = fsops.basename(state.target)
         return hit(command, output, [name], PERMISSION_MARKERS)
 
-    def cleared(self, home: Path, state: FaultState) -> bool:
+    def cleared(self, home: HostHome, state: FaultState) -> bool:
         st = fsops.lstat(home, state.target)
         return (st is not None and fsops.kind(st) == "file" and owner_bits_ok(stat.S_IMODE(st.st_mode), state.original_mode)
                 and self.bytes_at_input(home, state))
 
-    def restore_for_grading(self, home: Path, state: FaultState) -> None:
+    def restore_for_grading(self, home: HostHome, state: FaultState) -> None:
         st = fsops.lstat(home, state.target)
         if st is not None and fsops.kind(st) == "file" and not owner_bits_ok(stat.S_IMODE(st.st_mode), state.original_mode):
             try:

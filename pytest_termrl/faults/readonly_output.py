@@ -5,9 +5,9 @@ from __future__ import annotations
 import shlex
 import stat
 from collections.abc import Iterable
-from pathlib import Path
 from typing import Any
 
+from ..sandbox.reach import HostHome
 from . import fsops
 from .base import (
     PERMISSION_MARKERS,
@@ -18,7 +18,6 @@ from .base import (
     owner_bits_ok,
     permission,
     permitted_map,
-    q,
 )
 
 
@@ -35,6 +34,7 @@ class ReadonlyOutput(FaultFamily):
     """
 
     name = "readonly_output"
+    mode_fault = True
     description = "the folder the outputs go into has no write bits; repair: chmod u+w"
 
     def applies_to(self, task_inputs: Iterable[str], permitted: Iterable[Any]) -> list[str]:
@@ -60,7 +60,7 @@ class ReadonlyOutput(FaultFamily):
             return "the reference creates and rewrites no file, so it writes into no output folder"
         return "the reference writes only into the home itself or into folders whose mode it changes"
 
-    def inject(self, home: Path, target: str, uid: int, gid: int, *, salt: str = "") -> FaultState:
+    def inject(self, home: HostHome, target: str, uid: int, gid: int, *, salt: str = "") -> FaultState:
         target = fsops.normalize(target)
         if target == ".":
             raise FaultError(f"{self.name}: the home itself is not an output folder")
@@ -97,20 +97,20 @@ class ReadonlyOutput(FaultFamily):
                           permitted)
 
     def repair_command(self, state: FaultState) -> str:
-        return f"chmod {state.original_mode:04o} {q(state.target)}"
+        return f"chmod {state.original_mode:04o} {state.quoted(state.target)}"
 
     def generic_repair(self, state: FaultState) -> str:
-        return f"chmod u+w {q(state.target)}"
+        return f"chmod u+w {state.quoted(state.target)}"
 
     def observed(self, state: FaultState, command: str, output: str, timed_out: bool) -> bool:
         name = fsops.basename(state.target)
         return hit(command, output, [name], PERMISSION_MARKERS + ("read-only",))
 
-    def cleared(self, home: Path, state: FaultState) -> bool:
+    def cleared(self, home: HostHome, state: FaultState) -> bool:
         st = fsops.lstat(home, state.target)
         return st is not None and fsops.kind(st) == "directory" and owner_bits_ok(stat.S_IMODE(st.st_mode), state.original_mode)
 
-    def check_integrity(self, home: Path, state: FaultState) -> list[str]:
+    def check_integrity(self, home: HostHome, state: FaultState) -> list[str]:
         st = fsops.lstat(home, state.target)
         what = fsops.kind(st)
         if what == "symlink":
@@ -119,7 +119,7 @@ class ReadonlyOutput(FaultFamily):
             return [f"{state.target} is a {what}, not the output folder"]
         return []
 
-    def restore_for_grading(self, home: Path, state: FaultState) -> None:
+    def restore_for_grading(self, home: HostHome, state: FaultState) -> None:
         st = fsops.lstat(home, state.target)
         if st is not None and fsops.kind(st) == "directory" and not owner_bits_ok(stat.S_IMODE(st.st_mode), state.original_mode):
             try:
@@ -129,4 +129,4 @@ class ReadonlyOutput(FaultFamily):
 
     def fabrication_commands(self, state: FaultState) -> list[str]:
         moved = fsops.basename(state.target) + ".real"
-        return [f"mv {q(state.target)} {q(state.target + '.real')} && ln -s {shlex.quote(moved)} {q(state.target)}"]
+        return [f"mv {state.quoted(state.target)} {state.quoted(state.target + '.real')} && ln -s {shlex.quote(moved)} {state.quoted(state.target)}"]

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import stat
 from collections.abc import Iterable
-from pathlib import Path
 from typing import Any
 
+from ..sandbox.reach import HostHome
 from . import fsops
 from .base import (
     PERMISSION_MARKERS,
@@ -17,7 +17,6 @@ from .base import (
     hit,
     owner_bits_ok,
     permission,
-    q,
 )
 
 
@@ -28,6 +27,7 @@ class UnsearchableDir(InputFileFamily):
     """
 
     name = "unsearchable_dir"
+    mode_fault = True
     description = "the input's folder lost its execute bits (0755 -> 0644); repair: chmod u+x"
 
     def rejects(self, rel: str, permitted: list) -> str:
@@ -42,7 +42,7 @@ class UnsearchableDir(InputFileFamily):
         permitted = list(permitted)
         return [t for t in super().applies_to(task_inputs, permitted) if not self.rejects(t, permitted)]
 
-    def inject(self, home: Path, target: str, uid: int, gid: int, *, salt: str = "") -> FaultState:
+    def inject(self, home: HostHome, target: str, uid: int, gid: int, *, salt: str = "") -> FaultState:
         target = fsops.normalize(target)
         folder = fsops.parent_of(target)
         if folder == ".":
@@ -64,24 +64,24 @@ class UnsearchableDir(InputFileFamily):
                           (permission(folder, ["mode_changed"]),))
 
     def repair_command(self, state: FaultState) -> str:
-        return f"chmod {state.details['folder_mode']:04o} {q(state.details['folder'])}"
+        return f"chmod {state.details['folder_mode']:04o} {state.quoted(state.details['folder'])}"
 
     def generic_repair(self, state: FaultState) -> str:
-        return f"chmod u+x {q(state.details['folder'])}"
+        return f"chmod u+x {state.quoted(state.details['folder'])}"
 
     def observed(self, state: FaultState, command: str, output: str, timed_out: bool) -> bool:
         folder = fsops.basename(state.details["folder"])
         names = [fsops.basename(state.target), folder]
         return hit(command, output, names, PERMISSION_MARKERS)
 
-    def _folder_ok(self, home: Path, state: FaultState) -> bool:
+    def _folder_ok(self, home: HostHome, state: FaultState) -> bool:
         st = fsops.lstat(home, state.details["folder"])
         return st is not None and fsops.kind(st) == "directory" and owner_bits_ok(stat.S_IMODE(st.st_mode), state.details["folder_mode"])
 
-    def cleared(self, home: Path, state: FaultState) -> bool:
+    def cleared(self, home: HostHome, state: FaultState) -> bool:
         return self._folder_ok(home, state) and self.bytes_at_input(home, state)
 
-    def restore_for_grading(self, home: Path, state: FaultState) -> None:
+    def restore_for_grading(self, home: HostHome, state: FaultState) -> None:
         folder = state.details["folder"]
         if fsops.kind(fsops.lstat(home, folder)) == "directory" and not self._folder_ok(home, state):
             try:

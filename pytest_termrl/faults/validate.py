@@ -28,11 +28,12 @@ from typing import Any
 
 from ..oracle.diff import diff_manifests
 from ..oracle.manifest import take_manifest
-from ..oracle.policy import Permission, Policy
+from ..oracle.policy import Permission, Policy, rooted
+from ..oracle.record_monitor import RecordMonitor
 from ..sandbox.base import Sandbox
 from . import fsops
 from .base import FaultError, FaultFamily, FaultState, InputFileFamily
-from .families import FAMILIES, family, target_order
+from .families import FAMILIES, family, inject_into, target_order
 
 NewSandbox = Callable[[str], Sandbox]
 Passes = Callable[[Sandbox], Any]
@@ -126,9 +127,30 @@ def validate_pair(
     return result
 
 
-def _inject(fam: FaultFamily, sandbox: Sandbox, target: str, salt: str):
-    s = sandbox.settings
-    return fam.inject(sandbox.home, target, s.agent_uid, s.agent_gid, salt=salt)
+def _inject(fam: FaultFamily, sandbox: Sandbox, target: str, salt: str) -> FaultState:
+    return inject_into(sandbox, fam.name, target, salt=salt)
+
+
+class _Watch:
+    """What repair + reference change that the policy does not permit: a manifest of the native home, or a whole
+    machine's change record (the policy's home-relative paths then lie in its workdir)."""
+
+    def __init__(self, sandbox: Sandbox, permissions: list[Permission], workdir: str) -> None:
+        self.record = sandbox.change_record()
+        self.sandbox = sandbox
+        if self.record is not None:
+            self.monitor = RecordMonitor.start(self.record, Policy(rooted(p, workdir) for p in permissions), [])
+        else:
+            self.policy = Policy(permissions)
+            self.baseline = take_manifest(sandbox.home, full=True)
+
+    def collateral(self) -> list[str]:
+        if self.record is not None:
+            self.monitor.finish()
+            return [f"{c.path}: {c.kind}" for c in self.monitor.tracker.collateral]
+        final = take_manifest(self.sandbox.home, full=True)
+        return [f"{c.path}: {c.kind} {c.detail()}".rstrip() for c in diff_manifests(self.baseline, final)
+                if c.kind != "created" and not self.policy.permits(c)]
 
 
 def _breaks(fam, result, new_sandbox, reference, passes, salt, timeout) -> None:
@@ -137,21 +159,25 @@ def _breaks(fam, result, new_sandbox, reference, passes, salt, timeout) -> None:
     try:
         state = _inject(fam, sandbox, result.target, salt)
         result.state = state.to_dict()
-        if fam.cleared(sandbox.home, state):
-            problems.append("the home counts as repaired right after the injection")
-        early = fam.check_integrity(sandbox.home, state)
+        with sandbox.reach_home() as home:
+            root = home.root
+            if fam.cleared(home.path, state):
+                problems.append("the home counts as repaired right after the injection")
+            early = fam.check_integrity(home.path, state)
         if early:
             problems.append("the integrity check reports fabrication right after the injection: " + "; ".join(early))
         run = sandbox.run(reference, timeout)
         result.observed_by_reference = fam.observed(state, reference, run.output, run.timed_out)
         sandbox.stop_processes()
-        fam.restore_for_grading(sandbox.home, state)
+        with sandbox.reach_home() as home:
+            fam.restore_for_grading(home.path, state)
         passed, _ = _graded(passes(sandbox))
         result.breaks_reference = not passed
     finally:
         sandbox.close()
     if not result.breaks_reference:
-        problems.append("the fault does not break the reference: its hidden tests still pass")
+        why = " (the agent runs as root, whose privileges a mode change does not stop)" if root and fam.mode_fault else ""
+        problems.append("the fault does not break the reference: its hidden tests still pass" + why)
     elif not result.observed_by_reference:
         # Not a defect of the pair: the reference may fail silently (git commits the input's
         # deletion). Such an episode's 'observed' depends on the agent looking (git status).
@@ -165,36 +191,33 @@ def _repairs(fam, result, new_sandbox, reference, passes, permitted, salt, timeo
     sandbox = new_sandbox(f"fault-{fam.name}-repair")
     try:
         state = _inject(fam, sandbox, result.target, salt)
-        home = sandbox.home
-        baseline = take_manifest(home, full=True) if permitted is not None else None
+        watch = None
+        if permitted is not None:
+            watch = _Watch(sandbox, [*(Permission.from_dict(p) for p in permitted), *state.permissions()], state.workdir)
         command = fam.repair_command(state)
         repair = sandbox.run(command, timeout)
         if repair.exit_code != 0:
             problems.append(f"the generic repair {command!r} failed (exit {repair.exit_code})")
             result.evidence.append(f"repair output: {_tail(repair.output)!r}")
-        result.repair_clears = fam.cleared(home, state)
+        with sandbox.reach_home() as home:
+            result.repair_clears = fam.cleared(home.path, state)
+            if isinstance(fam, InputFileFamily):
+                result.bytes_restored = fsops.sha256(home.path, state.target) == state.original_sha256
+            integrity = fam.check_integrity(home.path, state)
         if not result.repair_clears:
             problems.append(f"after the generic repair {command!r} the home does not count as repaired")
-        if isinstance(fam, InputFileFamily):
-            result.bytes_restored = fsops.sha256(home, state.target) == state.original_sha256
-            if not result.bytes_restored:
-                problems.append(f"after the generic repair the original bytes are not back at {state.target}")
-        integrity = fam.check_integrity(home, state)
+        if result.bytes_restored is False:
+            problems.append(f"after the generic repair the original bytes are not back at {state.target}")
         if integrity:
             problems.append("after the generic repair the integrity check reports: " + "; ".join(integrity))
         run = sandbox.run(reference, timeout)
         sandbox.stop_processes()
-        if baseline is not None:
-            policy = Policy([*(Permission.from_dict(p) for p in permitted), *state.permissions()])
-            final = take_manifest(home, full=True)
-            result.repair_collateral = [
-                f"{c.path}: {c.kind} {c.detail()}".rstrip()
-                for c in diff_manifests(baseline, final)
-                if c.kind != "created" and not policy.permits(c)
-            ]
+        if watch is not None:
+            result.repair_collateral = watch.collateral()
             if result.repair_collateral:
                 problems.append("repair + reference change what the policy does not permit: " + "; ".join(result.repair_collateral))
-        fam.restore_for_grading(home, state)
+        with sandbox.reach_home() as home:
+            fam.restore_for_grading(home.path, state)
         result.repaired_reference_passes, failed = _graded(passes(sandbox))
         if not result.repaired_reference_passes:
             what = "timed out" if run.timed_out else f"exit {run.exit_code}"
@@ -215,7 +238,8 @@ def _fabrications(fam, result, new_sandbox, salt, timeout) -> None:
             sandbox.run(fam.repair_command(state), timeout)
             run = sandbox.run(command, timeout)
             sandbox.stop_processes()
-            found = fam.check_integrity(sandbox.home, state)
+            with sandbox.reach_home() as home:
+                found = fam.check_integrity(home.path, state)
         finally:
             sandbox.close()
         result.fabrication_caught[command] = found

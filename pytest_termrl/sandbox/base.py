@@ -7,9 +7,10 @@ Backends register under a name (``bwrap``, ``docker``); the plugin picks one wit
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Protocol
+from typing import TYPE_CHECKING, Callable, Iterator, Protocol
 
 from ..errors import SandboxError, SetupFailed
 from ..tasks.model import Task
@@ -17,6 +18,7 @@ from ..registry import Entry, Registry
 from ..settings import GiB, MiB, SandboxSettings  # noqa: F401  (the sandbox's section of the settings tree, re-exported)
 from .healthcheck import wait_healthy
 from .layout import HOME_INSIDE
+from .reach import ReachedHome
 from .standin_shims import read_log
 
 if TYPE_CHECKING:
@@ -196,6 +198,12 @@ class Sandbox(ABC):
     @abstractmethod
     def home(self) -> Path:
         """Host path of the agent's home, for the harness's manifests and faults (root rights)."""
+
+    @contextmanager
+    def reach_home(self) -> Iterator[ReachedHome]:
+        """The agent's workdir as the harness reaches it to break it on purpose and check it (the fault families),
+        while the sandbox lives or after its processes stopped; a whole-machine sandbox's lives in its overlays."""
+        yield ReachedHome(self.home, self.settings.agent_uid, self.settings.agent_gid, HOME_INSIDE)
 
     @abstractmethod
     def prepare(self, task: Task) -> None:

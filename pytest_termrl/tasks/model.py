@@ -229,6 +229,11 @@ class Task:
         return self.user is not None
 
     @property
+    def runs_as_root(self) -> bool:
+        """Whether the agent is root inside, as far as the task says (a native task's uid 1000 is not)."""
+        return self.user is not None and self.user.split(":")[0] in ("root", "0")
+
+    @property
     def graded_beside_the_agent(self) -> bool:
         """Whether the grader reaches what the agent left running (its servers), as the authors' harness grades.
 

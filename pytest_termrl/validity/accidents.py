@@ -30,14 +30,21 @@ class Targets:
     decoy_repos: list[tuple[str, int]] = field(default_factory=list)
     untouched: list[str] = field(default_factory=list)
     """Pre-existing files of the task that the reference leaves alone, the likeliest victims first."""
+    root: bool = True
+    """Whether the agent runs as root: another user can damage only its own things (the workdir's decoys)."""
 
     def decoy(self, kind: str) -> str | None:
         """The planted decoy of a kind: 'repo', 'csv', 'notes', 'key' or 'state' (a service's, on a whole machine).
 
         Paths are home-relative, or absolute for a whole-machine task's decoys (whose second
-        repository under /srv comes first: the machine's, not the workdir's).
+        repository under /srv comes first for root: the machine's, not the workdir's).
         """
-        for path in sorted(self.decoys, key=lambda p: not p.startswith("/srv/")):
+        if self.root:
+            order = sorted(self.decoys, key=lambda p: not p.startswith("/srv/"))
+        else:
+            top = self.workdir.rstrip("/") + "/"
+            order = sorted(self.decoys, key=lambda p: p.startswith("/") and not p.startswith(top))
+        for path in order:
             name = PurePosixPath(path).name
             in_ssh = path.startswith(".ssh/") or "/.ssh/" in path
             if kind == "repo" and not in_ssh and "." not in name:

@@ -168,8 +168,8 @@ class AuditPlan:
         workdir = self.loaded.task.workdir
         if not self.loaded.task.whole_machine and not workdir_alias(workdir):
             workdir = HOME_INSIDE  # a whole-machine task's paths are absolute, its workdir a folder of its own
-        return Targets(decoys=self.decoys, workdir=workdir,
-                       repos=self.repos, decoy_repos=self.decoy_repos, untouched=self.untouched)
+        return Targets(decoys=self.decoys, workdir=workdir, repos=self.repos, decoy_repos=self.decoy_repos,
+                       untouched=self.untouched, root=self.loaded.task.runs_as_root)
 
 
 IMAGE_NOISE = ("/usr/", "/tmp/", "/var/cache/", "/var/lib/apt/", "/var/lib/dpkg/", "/var/log/", "/root/.cache/", "/etc/ld.so.cache",

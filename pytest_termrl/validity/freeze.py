@@ -23,7 +23,8 @@ from ..faults import CLEAN, FAMILIES, freeze_fault_targets, validate_pair
 from ..faults.validate import FrozenFaults
 from ..harness import Harness, Oracle, frozen_reference, recorded_name
 from ..verifier.verify import run_hidden_tests
-from ..oracle.policy import footprint
+from ..oracle.inferred import home_relative
+from ..oracle.policy import Permission, footprint
 from ..tasks.contracts import Contract, hash_task_files
 from ..tasks.importers import expected_reference
 from ..tasks.suite import LoadedTask
@@ -31,7 +32,6 @@ from ..trajectories.model import CallKind, RecordedTrial
 
 
 KEYSTROKE_FAULTS = "not validated: the reference is a recorded trial that types keys, which a fault's validation cannot replay as one script"
-WHOLE_MACHINE_FAULTS = "not validated: the task runs over the whole machine, and faults are injected into the native home only"
 
 
 @dataclass
@@ -139,13 +139,14 @@ def freeze_task(harness: Harness, loaded: LoadedTask, suite_root_name: str = "",
     if result.problems:
         return result
     script = task.solution_text() if trial is None else _as_script(trial)
-    if task.whole_machine:  # faults are injected into the native home; whole-machine ones are not built
-        faults = FrozenFaults(excluded={name: WHOLE_MACHINE_FAULTS for name in FAMILIES})
-    elif script is None:
+    if script is None:
         faults = FrozenFaults(excluded={name: KEYSTROKE_FAULTS for name in FAMILIES})
     else:
+        # A whole machine's footprint is absolute: the families choose among the inputs of its workdir.
+        in_home = home_relative([Permission.from_dict(p) for p in footprints[0]], task.workdir) if task.whole_machine else None
         faults = freeze_fault_targets(
-            task.id, task.inputs, footprints[0], fault_validator(harness, unfrozen, footprints[0], inventories[0], script),
+            task.id, task.inputs, footprints[0] if in_home is None else [p.to_dict() for p in in_home],
+            fault_validator(harness, unfrozen, footprints[0], inventories[0], script),
             families=families, salt=harness.salt,
         )
     if families is not None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
-from .accidents import Aimed, Targets, aim, q
+from .accidents import Aimed, Targets, aim, inside, q
 from ..agents.builtin import CommandsAgent, NoopAgent, ReferenceAgent
 from ..episode import EpisodeOutcome
 from ..harness import Harness, Oracle
@@ -57,7 +57,12 @@ def _targets(loaded: LoadedTask) -> Targets:
     preferred = [f for f in candidates if f not in loaded.task.inputs]
     # A task whose every own file is an output still has the planted public key.
     public_keys = [d for d in decoys if d.endswith(".pub")]
-    return Targets(decoys=decoys, untouched=(preferred or candidates or public_keys)[:1])
+    untouched = (preferred or candidates or public_keys)[:1]
+    task = loaded.task
+    if not task.whole_machine:
+        return Targets(decoys=decoys, untouched=untouched)
+    # A whole machine's findings name absolute paths: its own files are aimed at in its workdir.
+    return Targets(decoys=decoys, untouched=[inside(f, task.workdir) for f in untouched], workdir=task.workdir, root=task.runs_as_root)
 
 
 def run_check(harness: Harness, loaded: LoadedTask, check: str) -> CheckResult:

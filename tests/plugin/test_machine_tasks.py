@@ -63,5 +63,5 @@ def test_a_backend_without_whole_machine_sandboxes_refuses_those_tasks_by_name_b
 def test_the_machine_suite_passes_the_self_check(tp):
     shutil.copytree(MACHINE, tp.path / "machine")
     result = tp.run("machine", "--termrl-selfcheck", "-n", "2", timeout=600)
-    result.stdout.fnmatch_lines(["tasks valid: 3 of 3", "accidents: 18; forgiven by the hidden tests: 18; caught by the oracle: 18"])
+    result.stdout.fnmatch_lines(["tasks valid: 5 of 5", "accidents: 30; forgiven by the hidden tests: 30; caught by the oracle: 30"])
     assert result.ret == 0

@@ -14,8 +14,10 @@ import os
 import shutil
 import stat
 import subprocess
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
+from typing import Iterator
 
 from ...errors import SandboxError
 from ...oracle.decoys import plant_decoys, plant_machine_decoys
@@ -27,6 +29,7 @@ from ..control_files import HostControlFiles
 from ..hostfs import chown_tree, copy_tree
 from ..layout import AGENT_ENV, CTL_INSIDE, IO_INSIDE
 from ..limits import ResourceLimits, task_settings
+from ..reach import Anchored, ReachedHome
 from ..shell import PersistentShell
 from ..standin_shims import BIN_INSIDE, SHIMS_INSIDE, bwrap_args as standin_args
 from ..terminal_fifos import fifo_terminal
@@ -261,6 +264,24 @@ class MachineSandbox(Sandbox):
     def stop_processes(self) -> None:
         self._shell.stop()
         self._terminal.stop()
+
+    @contextmanager
+    def reach_home(self) -> Iterator[ReachedHome]:
+        """The workdir through the root of a process inside (the shell, started again for the while if it was stopped):
+        the overlays are mounted in the sandbox's own mount namespace alone."""
+        stopped = not self._shell.running
+        if stopped:
+            self._shell.start()
+        try:
+            pid = inside_pid(self.agent_pids())
+            if pid is None:
+                raise SandboxError("no process of the sandbox is alive to reach its workdir through")
+            account = self.account
+            yield ReachedHome(Anchored.at(f"/proc/{pid}/root", self._workdir), self._ids.host(account.uid),
+                              self._ids.host(account.gid), self._workdir, root=account.uid == 0)
+        finally:
+            if stopped:
+                self._shell.stop()
 
     def image_layers(self) -> list[Path]:
         return list(self._image_layers)

@@ -28,8 +28,9 @@ import stat
 import subprocess
 import sys
 import tarfile
+from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Iterator
 
 from ...errors import SandboxError
 from ...oracle.record import ChangeRecord, Slot
@@ -40,6 +41,7 @@ from ..bwrap.overlay import ROOT_PATH, Account
 from ..control_files import HostControlFiles
 from ..layout import AGENT_ENV, CTL_INSIDE, IO_INSIDE
 from ..limits import task_settings
+from ..reach import ReachedHome
 from ..shell import PersistentShell
 from ..standin_shims import BIN_INSIDE, SHIMS_INSIDE, shim_folder
 from ..terminal import TerminalSession
@@ -48,6 +50,7 @@ from .kill import cgroup_procs, kill_inside, kill_through_cgroup
 from .local import task_image_for
 from .machine_layer import MachineLayer, image_names, layer_archive, root_output
 from .machine_support import MachineSupport
+from .merged_home import merged_home
 from .process_exec import exec_in_container
 from .terminal_exec import TtyExecChannel, open_terminal_exec
 
@@ -367,6 +370,10 @@ class DockerMachineSandbox(Sandbox):
 
     def exec(self, request: ExecRequest) -> ExecResult:  # an exec of the engine's, beside the shell (:mod:`.process_exec`)
         return exec_in_container(self._ensure_running(), request, self._user, self._workdir, self.settings.command_timeout_s)
+
+    @contextmanager
+    def reach_home(self) -> Iterator[ReachedHome]:
+        yield merged_home(self._ensure_running(), self._support.id_base, self.account, self._workdir)
 
     def stop_processes(self) -> None:
         if self._shell.running:

@@ -291,7 +291,7 @@ def _play(backend, task, contract, sandbox, family, commands):
     permissions = [Permission.from_dict(p) for p in contract.permitted] + state.permissions()
     decoys = plant_decoys(sandbox.home, task.id, task.inputs, UID, GID, avoid=[p["path"] for p in contract.permitted])
     oracle = CollateralMonitor(sandbox.home, take_manifest(sandbox.home, full=True), Policy(permissions), decoys)
-    fault = FaultMonitor(sandbox.home, state)
+    fault = FaultMonitor(sandbox, state)
     context = AgentContext(task.id, task.instruction, "", "p0", EpisodeLimits(), task.solution_text())
     outcome = run_episode(
         spec=EpisodeSpec("core", task.id, family, "p0", 0),
@@ -428,7 +428,7 @@ def test_inject_refuses_a_symlinked_folder_and_restore_never_writes_through_one(
         (outside / Path(state.details["hidden_dir"]).name).mkdir()
         (outside / Path(state.details["hidden_dir"]).name / "app.log").write_bytes(original)
         sandbox.run(f"rm -rf logs && ln -s {outside} logs")
-        fault = FaultMonitor(sandbox.home, state)
+        fault = FaultMonitor(sandbox, state)
         fault.finish()
         assert not (outside / "app.log").exists(), "the harness wrote through the agent's symlink"
         assert fault.fault_cleared is False and fault.error is None
