@@ -53,7 +53,7 @@ def _bwrap_listing(store: Path) -> str:
         image = builder.build(ENGINE_CASE / "Dockerfile")
         folder = builder.folders.new("compare")
         env = {**dict(image.env), "PATH": "/usr/local/bin:/usr/bin:/bin"}
-        result, storage = run_step(builder.bwrap, builder.workroot, folder, builder.lowers, builder.trees(image.layers),
+        result, storage = run_step(builder.bwrap, builder.workroot, folder, builder.lowers_for(image.base), builder.trees(image.layers),
                                    argv=["/bin/sh", "-c", LISTING], account=Account(0, 0, "root", "/root"), groups=(), cwd="/",
                                    env=env, settings=builder.settings, timeout_s=120)
         storage.release()

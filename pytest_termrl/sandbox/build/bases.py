@@ -18,6 +18,10 @@ image (any tag or digest)                              why the host stands in
 
 A registry prefix (``docker.io/``, ``docker.io/library/``, ``library/``) is allowed.
 Whatever a stood-in base lacks that a step installs is named by the step when it fails.
+
+Only the harness's own base has its account ``user`` (1000) and ``/home/user``; every other
+stands in without them (the bare base layer, :meth:`..bwrap.lowers.MachineLowers.bare`), as
+those images are made.
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ from pathlib import Path
 
 from ...standins.inside import tools
 
-BUILDER_VERSION = "2"
+BUILDER_VERSION = "3"
 """Part of every layer's key: bump it when what a step writes changes."""
 
 STAND_IN_BASES: tuple[tuple[str, str], ...] = (
@@ -45,6 +49,16 @@ STAND_IN_BASES: tuple[tuple[str, str], ...] = (
 _PREFIX = r"(?:docker\.io/)?(?:library/)?"
 _TAG = r"(?::[\w.-]+)?(?:@sha256:[0-9a-f]{64})?"
 _PATTERNS = [(re.compile(f"^{_PREFIX}{pattern}{_TAG}$", re.I), what) for pattern, what in STAND_IN_BASES]
+
+
+HARNESS_ACCOUNT_BASES = (r"termrl-base",)
+"""Repository patterns of the stood-in bases that have the harness's account 'user' (1000) and /home/user."""
+_HARNESS_ACCOUNT = [re.compile(f"^{_PREFIX}{pattern}{_TAG}$", re.I) for pattern in HARNESS_ACCOUNT_BASES]
+
+
+def has_harness_account(image: str) -> bool:
+    """Whether the image ``FROM image`` names has the harness's account 'user' and /home/user (its own base alone)."""
+    return any(pattern.match(image.strip()) for pattern in _HARNESS_ACCOUNT)
 
 
 def stand_in(image: str) -> str | None:

@@ -12,7 +12,9 @@ keep their owners and modes, links in the destination are followed inside the im
 A step's key (:func:`.store.layer_key`) is its parent's key and everything the step reads:
 the instruction, its environment, user, workdir and shell, the digest of the files it
 copies. The first key of a stage from a stood-in base holds the host's identity
-(:func:`.bases.host_identity`). A failed, stopped or overfull step caches nothing and
+(:func:`.bases.host_identity`). A stage's steps run over the machine's lowers with the
+base layer its base image would have: the bare one (no account 'user', no /home/user)
+but for the harness's own base (:meth:`Builder.lowers_for`). A failed, stopped or overfull step caches nothing and
 raises :class:`BuildError` naming its line, its exit code and its last output.
 """
 
@@ -32,7 +34,7 @@ from ..bwrap.lowers import MachineLowers
 from ..bwrap.overlay import Account
 from ..layout import SandboxFolders
 from .accounts import ImageUser, resolve_user
-from .bases import host_identity, stand_in
+from .bases import has_harness_account, host_identity, stand_in
 from .check import PLATFORM_ARGS
 from .failure import BuildError, failure_message, missing_packages
 from .archive import add_archive, is_archive
@@ -78,6 +80,10 @@ class Builder:
         path = self.folders.new("stage")
         os.chmod(path, 0o755)
         return path
+
+    def lowers_for(self, base: str) -> MachineLowers:
+        """The machine's lowers as an image ``FROM base`` lies on: the bare base layer unless ``base`` has the harness's account."""
+        return self.lowers if has_harness_account(base) else self.lowers.bare()
 
     def trees(self, keys: list[str] | tuple[str, ...]) -> list[Path]:
         """The layers of ``keys`` (bottom first) as the sandboxes see them, topmost first."""
@@ -191,13 +197,15 @@ class _Run:
     # -- steps that make layers -----------------------------------------------------------
     def _user(self, stage: Stage, ins: Instruction, spec: str | None = None) -> ImageUser:
         view = self._view(stage)
+        wanted = spec if spec is not None else stage.user
         try:
-            return resolve_user(spec if spec is not None else stage.user, view.read_text("/etc/passwd") or "", view.read_text("/etc/group") or "")
+            return resolve_user(wanted, view.read_text("/etc/passwd") or "", view.read_text("/etc/group") or "")
         except ValueError as exc:
-            raise BuildError(f"{ins.where()}: {exc}") from None
+            raise BuildError(f"{ins.where()}: {_short(ins)}: as USER {wanted}: {exc}") from None
 
     def _view(self, stage: Stage) -> MergedView:
-        return MergedView(self.b.trees(stage.layers), self.b.lowers.base, {m: lows[-1] for m, lows in self.b.lowers.slots.items()})
+        lowers = self.b.lowers_for(stage.base)
+        return MergedView(self.b.trees(stage.layers), lowers.base, {m: lows[-1] for m, lows in lowers.slots.items()})
 
     def _run(self, stage: Stage, ins: Instruction) -> None:
         argv, script, notes = run_command(ins, stage.shell)
@@ -338,7 +346,7 @@ class _Run:
     def _from_context(self, ins: Instruction, source_stage: Stage, sources: list[str], staging: Path) -> BuildContext:
         """The files ``COPY --from=<stage>`` names, taken out of that stage's image into a folder read as a context."""
         folder = self.b.folders.new("build")
-        result, storage = run_step(self.b.bwrap, self.b.workroot, folder, self.b.lowers, self.b.trees(source_stage.layers),
+        result, storage = run_step(self.b.bwrap, self.b.workroot, folder, self.b.lowers_for(source_stage.base), self.b.trees(source_stage.layers),
                                    argv=from_stage_argv(sources), account=Account(0, 0, "root", "/root"), groups=(), cwd="/",
                                    env={"PATH": DEFAULT_PATH}, settings=self.b.settings, timeout_s=self._left(ins))
         out = staging / "from"
@@ -381,7 +389,7 @@ class _Run:
             run_env = {**env, **standin_tools.OFFLINE_PIP_ENV, "TERMRL_STANDIN_BUILD": "1"}
             run_env["PATH"] = f"/opt/termrl/standins/bin:{env.get('PATH', DEFAULT_PATH)}"
             folder = self.b.folders.new("build")
-            result, storage = run_step(self.b.bwrap, self.b.workroot, folder, self.b.lowers, self.b.trees(stage.layers),
+            result, storage = run_step(self.b.bwrap, self.b.workroot, folder, self.b.lowers_for(stage.base), self.b.trees(stage.layers),
                                        argv=argv, account=Account(user.uid, user.gid, user.name, user.home), groups=user.groups,
                                        cwd=cwd or stage.workdir, env=run_env, settings=self.b.settings, timeout_s=self._left(ins),
                                        stage=stage_dir)

@@ -129,8 +129,8 @@ class BwrapBackend(SandboxBackend):
         """
         if task is not None and task.whole_machine:
             image, layers = self.built_image(task)
-            return MachineSandbox(self.settings, self.bwrap, self.workroot, self.new_sandbox_dir(label), self.machine_lowers(),
-                                  image, layers)
+            lowers = self.machine_lowers() if image is None else self.builder().lowers_for(image.base)  # the image's own accounts
+            return MachineSandbox(self.settings, self.bwrap, self.workroot, self.new_sandbox_dir(label), lowers, image, layers)
         with self._spare_lock:
             future = self._spare_slot.pop() if self._spare_slot else None
             if self.keep_spares:

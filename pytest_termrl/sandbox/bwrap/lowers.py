@@ -8,17 +8,27 @@ Above them lies the harness's base layer: the root's skeleton (/root, /home/user
 over everything of the host's that is a secret: every object other users may not read
 (a whiteout over a file, an empty opaque folder over a folder), the engine's data, the
 host's logs, spools and backups. ``masked`` lists what was masked.
+
+The base layer comes in two variants, both made once, side by side: the harness's own, with
+its account ``user`` (1000), its group and ``/home/user``, for native tasks; and a bare one
+without them (:meth:`MachineLowers.bare`), under an image built from a stock base (ubuntu,
+debian, python...), which has no such account: a Dockerfile's ``useradd -m user`` must meet
+none, and a ``USER user`` it never made must fail as the engine's does. A variant of the base
+rather than masks in the image's layers: the cached layers stay what their steps wrote, and
+the accounts files are replaced whole, as they are in the base already.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import stat
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ...errors import SandboxError
+from ..hostfs import copy_tree
 from .idmap import HeldNamespace, IdRange, idmapped_mount, unmount
 
 SYSTEM_FOLDERS = ("usr", "etc", "var", "opt", "bin", "sbin", "lib", "lib32", "lib64", "libx32")
@@ -46,8 +56,8 @@ def _opaque_dir(path: Path, mode: int, owner: tuple[int, int]) -> None:
     os.setxattr(path, OPAQUE_XATTR, b"y")
 
 
-def _system_accounts(ids: IdRange) -> dict[str, str]:
-    """passwd, group, shadow, gshadow: the host's system accounts (ids below 1000, and nobody), root, and 'user' (1000)."""
+def _system_accounts(harness_user: bool) -> dict[str, str]:
+    """passwd, group, shadow, gshadow: the host's system accounts (ids below 1000, and nobody), root, and 'user' (1000) if asked."""
     users = ["root:x:0:0:root:/root:/bin/bash"]
     groups = ["root:x:0:"]
     for line in Path("/etc/passwd").read_text().splitlines():
@@ -58,8 +68,9 @@ def _system_accounts(ids: IdRange) -> dict[str, str]:
         parts = line.split(":")
         if len(parts) == 4 and parts[0] not in ("root", "user") and parts[2].isdigit() and (0 < int(parts[2]) < 1000 or int(parts[2]) == 65534):
             groups.append(":".join(parts[:3]) + ":")
-    users.append("user:x:1000:1000:user:/home/user:/bin/bash")
-    groups.append("user:x:1000:")
+    if harness_user:
+        users.append("user:x:1000:1000:user:/home/user:/bin/bash")
+        groups.append("user:x:1000:")
     names = [u.split(":")[0] for u in users]
     group_names = [g.split(":")[0] for g in groups]
     return {
@@ -113,11 +124,32 @@ class MachineLowers:
     """Top-level links of the skeleton (/bin -> usr/bin on a merged-/usr host)."""
     masked: list[str] = field(default_factory=list)
     """Every host path the sandbox does not see, as an absolute path inside."""
+    base_name: str = "base"
+    """The base layer's folder in ``folder``: 'base' (with the harness's account) or 'bare' (without)."""
     _mounted: list[Path] = field(default_factory=list)
+    _bare: list["MachineLowers"] = field(default_factory=list)
 
     @property
     def base(self) -> Path:
-        return self.folder / "base"
+        return self.folder / self.base_name
+
+    @property
+    def harness_user(self) -> bool:
+        """Whether the base layer holds the harness's account 'user' (1000) and ``/home/user``."""
+        return self.base_name == "base"
+
+    def bare(self) -> "MachineLowers":
+        """These lowers with the bare base layer: no account 'user', no group 'user', no ``/home/user`` (a stock image's).
+
+        It shares the host's mounts (and their unmounting) with these lowers: close only the lowers :meth:`build` made.
+        """
+        if not self.harness_user:
+            return self
+        if not self._bare:
+            bare = self.folder / "bare"
+            slots = {mount: [bare / mount.lstrip("/"), *below[1:]] for mount, below in self.slots.items()}
+            self._bare.append(replace(self, slots=slots, base_name="bare", _bare=[]))
+        return self._bare[0]
 
     def build(self) -> "MachineLowers":
         root_ids = (self.ids.base, self.ids.base)
@@ -131,9 +163,6 @@ class MachineLowers:
             path.mkdir(exist_ok=True)
             os.chmod(path, mode)
             os.chown(path, *root_ids)
-        home = base / "home" / "user"
-        home.mkdir()
-        os.chown(home, self.ids.host(1000), self.ids.host(1000))
         namespace = HeldNamespace(self.ids)
         try:
             for name in SYSTEM_FOLDERS:
@@ -155,11 +184,20 @@ class MachineLowers:
         finally:
             namespace.close()
         self._mask(root_ids)
-        for rel, text in _system_accounts(self.ids).items():
-            path = base / rel
-            path.write_text(text)
-            os.chmod(path, 0o640 if "shadow" in rel else 0o644)
-            os.chown(path, *root_ids)
+        bare = self.folder / "bare"
+        bare.mkdir(mode=0o755)
+        copy_tree(base, bare)  # the skeleton, links and masks alike; the accounts differ
+        shutil.copystat(base, bare)
+        os.chown(bare, *root_ids)
+        home = base / "home" / "user"
+        home.mkdir()
+        os.chown(home, self.ids.host(1000), self.ids.host(1000))
+        for folder, harness_user in ((base, True), (bare, False)):
+            for rel, text in _system_accounts(harness_user).items():
+                path = folder / rel
+                path.write_text(text)
+                os.chmod(path, 0o640 if "shadow" in rel else 0o644)
+                os.chown(path, *root_ids)
         return self
 
     def _mask(self, root_ids: tuple[int, int]) -> None:

@@ -169,6 +169,8 @@ class MachineSandbox(Sandbox):
                 shown = self._view().resolve(self._workdir)[1]
                 if shown is not None:
                     os.chown(workdir, shown.st_uid, shown.st_gid)
+                else:  # a workdir the image lacks is made as the engine makes it: root's
+                    os.chown(workdir, self._ids.base, self._ids.base)
         if self.image is None:  # a built image holds the task's files and setup already: its Dockerfile made them
             if task.environment_dir is not None:
                 copy_tree(task.environment_dir, workdir)
@@ -190,7 +192,9 @@ class MachineSandbox(Sandbox):
         try:
             found = resolve_user(spec, view.read_text("/etc/passwd") or "", view.read_text("/etc/group") or "")
         except ValueError as exc:
-            raise SandboxError(f"task {task.id}: its user {spec!r}: {exc}") from None
+            lines = [] if task.user else [f" ({s.where}: {s.step})" for s in self.image.steps if s.step.startswith("USER ")]
+            where = lines[-1] if lines else ""  # the image's user: the last USER line built names it
+            raise SandboxError(f"task {task.id}: its user {spec!r}{where}: {exc}") from None
         self.account = Account(found.uid, found.gid, found.name, found.home)
         self._groups = found.groups
 

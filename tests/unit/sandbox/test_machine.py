@@ -5,6 +5,7 @@ the refusals that name what is missing."""
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,7 @@ from pytest_termrl.harness import default_harness
 from pytest_termrl.oracle.record_monitor import RecordMonitor
 from pytest_termrl.sandbox.bwrap.idmap import IdRange
 from pytest_termrl.sandbox.bwrap.machine import resolve_account
-from pytest_termrl.tasks.model import Task
+from pytest_termrl.tasks.model import ImageSpec, Task
 from pytest_termrl.tasks.native import load_native_task
 from pytest_termrl.tasks.suite import load_suite
 
@@ -163,6 +164,35 @@ def test_a_native_user_task_runs_as_uid_1000_over_the_whole_machine(machine_harn
         result = sandbox.run("id -u; echo x > /etc/forbidden 2>&1; echo ok > ~/mine; pwd")
         assert result.output.split()[0] == "1000" and "Permission denied" in result.output
         assert "/home/user/mine" in sandbox.change_record().read().entries
+    finally:
+        sandbox.close()
+
+
+def test_a_native_task_has_the_harness_account_and_a_built_image_has_only_its_own(machine_harness, tmp_path):
+    probe = "id -u user || echo none; stat -c '%u:%g' /home/user || echo nohome; getent group user || echo nogroup"
+    native = Task(id="native", title="native", instruction="-", root=tmp_path, user="root", workdir="/root")
+    (tmp_path / "Dockerfile").write_text("FROM ubuntu:22.04\nRUN true\n")
+    built = replace(native, id="built", image=ImageSpec(dockerfile=tmp_path / "Dockerfile", build_context=tmp_path))
+    outputs = []
+    for task in (native, built):
+        sandbox = machine_harness.backend.create(task.id, task)
+        try:
+            sandbox.prepare(task)
+            outputs.append(sandbox.run(probe).output)
+        finally:
+            sandbox.close()
+    assert outputs[0].split()[:2] == ["1000", "1000:1000"] and "user:x:1000:" in outputs[0], outputs[0]
+    assert [line for line in outputs[1].splitlines() if line in ("none", "nohome", "nogroup")] == ["none", "nohome", "nogroup"], outputs[1]
+
+
+def test_an_image_user_its_dockerfile_never_made_is_refused_naming_the_line(machine_harness, tmp_path):
+    (tmp_path / "Dockerfile").write_text("FROM ubuntu:22.04\nRUN true\nUSER user\n")
+    task = Task(id="nouser", title="no user", instruction="-", root=tmp_path, user=None, workdir="/root",
+                image=ImageSpec(dockerfile=tmp_path / "Dockerfile", build_context=tmp_path))
+    sandbox = machine_harness.backend.create("nouser", replace(task, user="root"))  # a whole-machine sandbox over the image
+    try:
+        with pytest.raises(SandboxError, match=r"Dockerfile:3: USER user\): unable to find user user"):
+            sandbox.prepare(task)
     finally:
         sandbox.close()
 

@@ -47,7 +47,7 @@ def builder(backend, store_root):
 def sh(builder: Builder, image: BuiltImage, command: str, uid: int = 0) -> str:
     """Run ``command`` over the built image (root unless told) and return its output; fails the test on a non-zero exit."""
     folder = builder.folders.new("test")  # named for this process: another worker's clean-up leaves it alone
-    result, storage = run_step(builder.bwrap, builder.workroot, folder, builder.lowers, builder.trees(image.layers),
+    result, storage = run_step(builder.bwrap, builder.workroot, folder, builder.lowers_for(image.base), builder.trees(image.layers),
                                argv=["/bin/sh", "-c", command], account=Account(uid, uid, "root" if uid == 0 else "u", "/"),
                                groups=(), cwd="/", env={"PATH": "/usr/local/bin:/usr/bin:/bin"}, settings=builder.settings, timeout_s=60)
     storage.release()
@@ -57,7 +57,7 @@ def sh(builder: Builder, image: BuiltImage, command: str, uid: int = 0) -> str:
 
 
 def view(builder: Builder, image: BuiltImage) -> MergedView:
-    lowers = builder.lowers
+    lowers = builder.lowers_for(image.base)
     return MergedView(builder.trees(image.layers), lowers.base, {m: lows[-1] for m, lows in lowers.slots.items()})
 
 
@@ -279,3 +279,26 @@ def test_a_step_cannot_put_a_command_into_the_host_packages_line(builder, tmp_pa
     with pytest.raises(BuildError) as caught:
         builder.build(tmp_path / "Dockerfile")
     assert caught.value.missing == [("apt", "zzz-really-absent")]
+
+
+def test_a_stock_base_has_no_harness_account_until_a_step_makes_it(builder, tmp_path):
+    (tmp_path / "Dockerfile").write_text("FROM ubuntu:22.04\nRUN id user || echo none; test -e /home/user || echo nohome\n"
+                                         "RUN useradd -m user\n")
+    image = builder.build(tmp_path / "Dockerfile")
+    probe = next(step for step in image.steps if step.where.endswith(":2"))
+    assert "none\n" in probe.output and "nohome\n" in probe.output, probe.output
+    assert sh(builder, image, "id -u user; id -g user; getent group user | cut -d: -f1,3") == "1000\n1000\nuser:1000\n"
+    assert owner(builder, image, "/home/user")[:2] == (1000, 1000), "useradd -m made the home, for the account it made"
+    assert sh(builder, image, "grep -c ':1000:' /etc/passwd") == "1\n", "one account of uid 1000: the image's own"
+
+
+def test_the_harness_base_keeps_its_account(builder, tmp_path):
+    (tmp_path / "Dockerfile").write_text("FROM termrl-base:1\nRUN id -u user && stat -c '%u:%g' /home/user\n")
+    image = builder.build(tmp_path / "Dockerfile")
+    assert "1000\n1000:1000\n" in next(step for step in image.steps if step.where.endswith(":2")).output
+
+
+def test_a_user_the_image_never_made_fails_the_step_that_runs_as_it(builder, tmp_path):
+    (tmp_path / "Dockerfile").write_text("FROM python:3.12-slim\nUSER user\nRUN true\n")
+    with pytest.raises(BuildError, match=r"Dockerfile:3: RUN true: as USER user: unable to find user user"):
+        builder.build(tmp_path / "Dockerfile")
