@@ -141,7 +141,7 @@ def build_html(runs: list[Run], title: str = TITLE, pair: tuple[str, str] | None
         _figure("Outcome per arm", plots.outcome_plot(data), "outcomes"),
         _figure("Commands per episode", plots.commands_plot(data), "commands"),
         _figure("Task x arm, by outcome", plots.grid_plot(data), "grid"),
-    ]
+    ] if data.index else ['<p class="note">No episode was played (a regrade whose every trial was blocked, say): nothing to plot.</p>']
     options = lambda values: "".join(f'<option value="{_e(v)}">{_e(v)}</option>' for v in values)  # noqa: E731
     meta = {"chunks": len(data.chunks), "episodes": len(data.index), "outcomeLabels": OUTCOME_LABELS,
             "outcomeColours": OUTCOME_COLOURS}

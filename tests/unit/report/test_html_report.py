@@ -166,3 +166,9 @@ def test_the_summary_command_still_prints_tables(tmp_path):
     done = _cli(str(summary))
     assert done.returncode == 0 and "100.0%" in done.stdout
     assert "html RUN_DIR_OR_EPISODES_JSONL" in _cli().stderr
+
+
+def test_a_run_without_episodes_still_makes_a_page():
+    """A regrade whose every trial was blocked has notes and no episode: the page says so instead of failing to plot."""
+    page = build_html([Run("regrade", [], "regrade.json", notes=["regrade: 6 trial(s): 0 regraded, 6 blocked"])])
+    assert "No episode was played" in page and "6 blocked" in page
