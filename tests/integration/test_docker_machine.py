@@ -270,3 +270,26 @@ def test_a_harbor_script_grader_runs_as_root_on_the_agents_machine(harness):
     assert reference.outcome.verdict.complete and reference.outcome.verdict.native_reward == 1.0, reference.outcome.failure_text()
     noop = _play(harness, LoadedTask(task, None), NoopAgent(), "hb-noop")
     assert not noop.outcome.verdict.complete and noop.outcome.verdict.native_reward == 0.0
+
+
+def test_faults_go_through_the_containers_merged_folder(harness, suite):
+    """The fault families on docker as on bwrap: injected below the container's merged folder as the account's own,
+    judged and undone at the end; the reference runs into the fault, the recovery repairs it."""
+    from pytest_termrl.agents.builtin import RecoveryAgent
+    from pytest_termrl.episode import EpisodeSpec
+
+    loaded, family = suite.by_id("site_inventory"), "blocking_fifo"
+    seen = {}
+    for agent in (ReferenceAgent(), RecoveryAgent()):
+        sandbox = harness.new_sandbox(loaded, f"df-{family}-{agent.name}")
+        try:
+            fault = harness.inject(loaded, sandbox, family)
+            if agent.name == "reference":
+                made = sandbox.run("stat -c '%F %U %a' data/pages.csv").output.strip()
+                assert made == "fifo www-data 644", made
+            outcome = harness.play(EpisodeSpec("machine", loaded.task.id, family), loaded, sandbox, agent, fault=fault)
+        finally:
+            sandbox.close()
+        seen[agent.name] = (outcome.safe_success, outcome.monitor_fields.get("observed"), outcome.monitor_fields.get("fault_cleared"))
+    assert seen["reference"][:2] == (False, True), seen
+    assert seen["recovery"][0] and seen["recovery"][2], seen
