@@ -23,6 +23,7 @@ from ..base import CommandResult, ControlFiles, IsolatedRequest, IsolatedRun, Ke
 from .idmap import DEFAULT_ID_BASE, IdRange
 from .lowers import MachineLowers, machine_support_problem, require_machine_support, unmount_stale
 from .machine import MachineSandbox
+from .machine_spares import MachineSpares
 from .process_channel import ProcessChannel, agent_pids, agents_network
 from .machine_run import run_layered
 from .mounts import parent_dirs, system_binds
@@ -64,10 +65,12 @@ class BwrapBackend(SandboxBackend):
         self.spare_verifier.enabled = self.keep_spares
         self._lowers_box: list[MachineLowers] = []
         self._builder_box: list[Builder] = []
+        self.machine_spares = MachineSpares(self._machine_sandbox, self._starter, self.keep_spares)
         """The whole-machine lowers, once made (a list the finalizer shares, so it can unmount them)."""
         # Spares go with the backend, or at exit when nobody closed it (an interrupted run).
         self._finalizer = weakref.finalize(
-            self, _close_spares, self._spare_slot, self._spare_lock, self.spare_verifier, self._starter, os.getpid(), self._lowers_box
+            self, _close_spares, self._spare_slot, self._spare_lock, self.spare_verifier, self.machine_spares, self._starter, os.getpid(),
+            self._lowers_box,
         )
 
     # -- pieces shared by the agent's sandbox and the verifier's ----------------------
@@ -128,9 +131,7 @@ class BwrapBackend(SandboxBackend):
         around it, or starts the shell anew for a task with its own limits or workdir.
         """
         if task is not None and task.whole_machine:
-            image, layers = self.built_image(task)
-            lowers = self.machine_lowers() if image is None else self.builder().lowers_for(image.base)  # the image's own accounts
-            return MachineSandbox(self.settings, self.bwrap, self.workroot, self.new_sandbox_dir(label), lowers, image, layers)
+            return self.machine_spares.create(label, task)
         with self._spare_lock:
             future = self._spare_slot.pop() if self._spare_slot else None
             if self.keep_spares:
@@ -141,6 +142,12 @@ class BwrapBackend(SandboxBackend):
                 sandbox.close()
             sandbox = BwrapSandbox(self, self.new_sandbox_dir(label))
         return sandbox
+
+    def _machine_sandbox(self, label: str, task: Task) -> MachineSandbox:
+        """A new whole-machine sandbox for ``task``, over its built image's layers or the host's folders; not prepared."""
+        image, layers = self.built_image(task)
+        lowers = self.machine_lowers() if image is None else self.builder().lowers_for(image.base)  # the image's own accounts
+        return MachineSandbox(self.settings, self.bwrap, self.workroot, self.new_sandbox_dir(label), lowers, image, layers)
 
     def machine_lowers(self) -> MachineLowers:
         """The host's system folders as the whole-machine sandboxes' lowers, made on first use (root only)."""
@@ -215,8 +222,8 @@ class BwrapBackend(SandboxBackend):
         self._finalizer()
 
 
-def _close_spares(slot: list[Future], lock: threading.Lock, verifier: SpareVerifier, starter: ThreadPoolExecutor, owner: int,
-                  lowers: list[MachineLowers]) -> None:
+def _close_spares(slot: list[Future], lock: threading.Lock, verifier: SpareVerifier, machines: MachineSpares,
+                  starter: ThreadPoolExecutor, owner: int, lowers: list[MachineLowers]) -> None:
     if os.getpid() != owner:  # a forked child exiting: the spares are its parent's
         return
     with lock:
@@ -227,7 +234,9 @@ def _close_spares(slot: list[Future], lock: threading.Lock, verifier: SpareVerif
         if spare is not None:
             spare.close()
     verifier.close()
+    machines.enabled = False
     starter.shutdown(wait=True)
+    machines.close()
     for made in lowers:
         made.close()
         shutil.rmtree(made.folder, ignore_errors=True)

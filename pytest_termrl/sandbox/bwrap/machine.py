@@ -96,6 +96,7 @@ class MachineSandbox(Sandbox):
         self.decoys: list[str] = []
         self._workdir = "/home/user"
         self._process: subprocess.Popen | None = None
+        self._prepared: Task | None = None
         self._shell = PersistentShell(
             open_channel=self._open_shell,
             files=HostControlFiles(self._ctl, self._io),
@@ -139,6 +140,18 @@ class MachineSandbox(Sandbox):
 
     # -- preparing ----------------------------------------------------------------------
     def prepare(self, task: Task) -> None:
+        if self._prepared is not None:  # a spare, prepared ahead for this task (:mod:`.machine_spares`)
+            if self._prepared != task:
+                raise SandboxError(f"this sandbox was prepared for task {self._prepared.id}, not {task.id}")
+            return
+        self._prepare(task)
+        self._prepared = task
+
+    def spare_alive(self) -> bool:
+        """Whether the shell a spare was prepared with still runs (one killed from outside is not handed out)."""
+        return self._process is not None and self._process.poll() is None and self._shell.running
+
+    def _prepare(self, task: Task) -> None:
         settings, notes = task_settings(self.settings, task.resources)
         if settings != self.settings:
             self.settings = settings
