@@ -199,11 +199,13 @@ CONFORMANCE_BACKENDS = ["bwrap", "docker-local", pytest.param("docker-remote", m
 """Every conformance test runs for each: docker-remote is ``local=False`` (home, commands and
 outputs in volumes, nothing bind-mounted, everything through the API), what a ``DOCKER_HOST``
 on another machine gets."""
-WHOLE_MACHINE_BACKENDS = ["bwrap"]
-"""The root-inside cases run here on bwrap. The docker backend makes whole-machine sandboxes too, but the engine
-here does not remap user namespaces, so its root is the host's root (confined by the engine's namespaces and
-default capabilities) and the two cases about the id map fail there by design; tests/integration/test_docker_machine.py
-covers the docker whole-machine sandbox itself."""
+WHOLE_MACHINE_BACKENDS = ["bwrap", "docker-userns"]
+"""The root-inside cases run on bwrap and on a local engine that remaps user namespaces (.ci/docker-userns-setup.sh).
+On the first engine (not remapped) root inside is the host's root, confined by the engine's namespaces and default
+capabilities, so the two cases about the id map fail there by design; tests/integration/test_docker_machine.py covers
+the docker whole-machine sandbox itself on it."""
+USERNS_DOCKER_HOST = os.environ.get("TERMRL_DOCKER_USERNS_HOST", "unix:///var/run/termrl-docker-userns.sock")
+"""The second engine, started with ``userns-remap=default`` by .ci/docker-userns-setup.sh."""
 EXEC_BACKENDS = ["bwrap", "docker-local"]
 """The exec cases run in a whole-machine sandbox, which docker makes on a local engine only: docker-remote refuses one
 by name (tests/integration/test_docker_machine.py)."""
@@ -232,11 +234,15 @@ def termrl_backend_factory(request):
 
 def backend_factory(kind: str):
     """A callable from SandboxSettings to a new backend of ``kind``: bwrap, or docker-local,
-    docker-remote, docker-archive (skips, or fails in CI, when the engine is unusable)."""
+    docker-remote, docker-archive, docker-userns (the remapped engine; each skips, or fails in CI, when its
+    engine is unusable)."""
     if kind == "bwrap":
         from pytest_termrl.sandbox.bwrap.backend import BwrapBackend
 
         return BwrapBackend
+    if kind == "docker-userns":
+        require_service(engine_problem(USERNS_DOCKER_HOST), "the engine that remaps user namespaces")
+        return remapped_docker_backend
     require_engine(engine_problem())
     from pytest_termrl.sandbox.docker import DockerBackend
 
@@ -259,21 +265,31 @@ def backend_factory(kind: str):
     return make
 
 
-def engine_problem() -> str | None:
-    """Why the docker backend cannot run here, or None."""
+def remapped_docker_backend(settings):
+    """A docker backend on the engine that remaps user namespaces (its machine sandboxes: root inside is dockremap's id)."""
+    import docker
+
+    from pytest_termrl.sandbox.docker import DockerBackend
+
+    return DockerBackend(settings, client=docker.DockerClient(base_url=USERNS_DOCKER_HOST), local=True)
+
+
+def engine_problem(host: str | None = None) -> str | None:
+    """Why the docker backend cannot run here (on the engine at ``host``; None: the environment's), or None."""
     try:
         import docker
     except ImportError:
         return "the Docker SDK is not installed (pip install 'pytest-termrl[docker]')"
+    setup = ".ci/docker-setup.sh" if host is None else ".ci/docker-userns-setup.sh"
     try:
-        client = docker.from_env()
+        client = docker.from_env() if host is None else docker.DockerClient(base_url=host)
         client.ping()
     except Exception as exc:  # noqa: BLE001
-        return f"no Docker engine answers ({type(exc).__name__}: {exc}); run .ci/docker-setup.sh"
+        return f"no Docker engine answers ({type(exc).__name__}: {exc}); run {setup}"
     try:
         client.images.get(DOCKER_IMAGE)
     except docker.errors.ImageNotFound:
-        return f"the base image {DOCKER_IMAGE} is missing; run .ci/docker-setup.sh or python -m pytest_termrl.sandbox.docker.images.base build"
+        return f"the base image {DOCKER_IMAGE} is missing; run {setup} or python -m pytest_termrl.sandbox.docker.images.base build"
     finally:
         client.close()
     if os.geteuid() != 0:
