@@ -335,7 +335,16 @@ class MachineSandbox(Sandbox):
         for slot in self.slots():
             copied = self._graded(snapshot) / slot.upper.name
             slots.append((slot.mount, (copied, *slot.lowers)))
-        account = resolve_account(user or "root", self._lowers.base / "etc" / "passwd")
+        spec = user or "root"
+        if self.image is None:
+            account = resolve_account(spec, self._lowers.base / "etc" / "passwd")
+        else:  # an account the Dockerfile made (useradd) may be the grader's: the image's own passwd, as built
+            view = self._view()
+            try:
+                found = resolve_user(spec, view.read_text("/etc/passwd") or "", view.read_text("/etc/group") or "")
+            except ValueError as exc:
+                raise SandboxError(f"the grader's user {spec!r}: {exc}") from None
+            account = Account(found.uid, found.gid, found.name, found.home)
         return LayeredRoot(tuple(slots), self._ids.base, account.uid, account.gid, account.name, account.home)
 
     def close(self) -> None:

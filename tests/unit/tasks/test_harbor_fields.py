@@ -154,3 +154,18 @@ def test_a_generic_prebuilt_image_runs_as_root_over_the_whole_machine(tmp_path, 
     assert task.user == "root" and task.whole_machine and task.backend == "bwrap" and task.image.dockerfile is None
     reference, _, _ = harness.play_fresh(LoadedTask(task, None), ReferenceAgent(), "reference")
     assert reference.verdict.complete, reference.failure_text()
+
+
+def test_a_verifier_user_the_dockerfile_made_grades_the_task(tmp_path, harness):
+    """[verifier] user names an account the image's own Dockerfile made (useradd): the grader runs as that account."""
+    task_dir = shutil.copytree(DATA / "hb-root-verifier", tmp_path / "hb-made-grader")
+    (task_dir / "environment" / "Dockerfile").write_text("FROM python:3.12-slim\nRUN useradd -m -u 1500 grader\nWORKDIR /app\n")
+    toml = task_dir / "task.toml"
+    toml.write_text(toml.read_text().replace('user = "root"', 'user = "grader"'))
+    (task_dir / "tests" / "test.sh").write_text(
+        '#!/bin/bash\n[ "$(id -un):$(id -u)" = "grader:1500" ] && [ "$(cat /app/status.txt 2>/dev/null)" = "ready" ] '
+        '&& echo 1 > /logs/verifier/reward.txt || echo 0 > /logs/verifier/reward.txt\n')
+    task = load_task_dir(task_dir)
+    assert task.verifier_user == "grader"
+    reference, _, _ = harness.play_fresh(LoadedTask(task, None), ReferenceAgent(), "reference")
+    assert reference.verdict.complete, reference.failure_text()
