@@ -113,7 +113,8 @@ def _reason_kind(text: str) -> str:
     """A blocked or skipped reason with its particulars (the files it names, numbers) taken out, to count alike reasons together."""
     words = [("PATH" + word[len(word.rstrip(":;,")):]) if "/" in word and os.path.lexists(word.rstrip(":;,")) else word
              for word in text.split(" ")]
-    return re.sub(r"\b\d+(\.\d+)?\b", "N", " ".join(words))[:200]
+    kind = re.sub(r"\b\d+(\.\d+)?\b", "N", " ".join(words))
+    return kind if len(kind) <= 200 else kind[:200].rsplit(" ", 1)[0] + " ..."  # cut between words, and said
 
 
 def _flip_reasons(row: dict) -> list[str]:
