@@ -10,8 +10,13 @@ A multi-step task (``Task.steps``) plays its steps in order in the one sandbox: 
 started on step 1's instruction (and reference, for the oracle agent) and plays until it
 stops; the step's checks grade a snapshot of the home; then the agent is started afresh on
 step 2's instruction in the same sandbox and shell, and so on, as Harbor runs one agent per
-step in one environment. The command and time limits hold per step; the monitors watch
-every command of every step. A step whose reward falls below its ``min_reward``, or whose
+step in one environment. A step that brings files of its own (``TaskStep.files``, Harbor's
+``steps/<name>/workdir/``) has them placed in the workdir before its agent begins, and its
+setup hook (``setup.sh`` among them) run there as the agent's user: the harness's doing, not
+the agent's, so the collateral oracle takes them into its baseline
+(``OracleFindings.rebaseline``); a step whose files cannot be placed, or whose hook fails,
+ends the episode there as a harness error, as Harbor ends the trial. The command and time
+limits hold per step; the monitors watch every command of every step. A step whose reward falls below its ``min_reward``, or whose
 grader fails, ends the episode there. The verdict is every step's (``step-N::<test>``),
 combined as :mod:`pytest_termrl.verifier.steps` says; the transcript holds the steps'
 conversations one after another, and the usage every step's counts.
@@ -26,9 +31,11 @@ from typing import Protocol, Sequence
 
 from .agents.base import Agent, AgentContext, EpisodeLimits, Observation, Turn
 from .faults import CLEAN
+from .oracle.policy import OracleFindings
 from .report.failure import failure_text
 from .report.record import EndReason, EpisodeRecord, episode_id
 from .sandbox.base import CommandResult, KeystrokeBatch, Sandbox, SandboxBackend
+from .sandbox.placing import PlacementFailed, place_files, run_hook
 from .settings import EpisodeSettings
 from .tasks.model import Task
 from .verifier.steps import StepResult, below_min_reward, combine, grade_step
@@ -368,6 +375,12 @@ class MultiStepEpisode(Episode):
     def act(self) -> None:
         results: list[StepResult] = []
         for index, step in enumerate(self.task.steps):
+            try:
+                self.place_step_files(index)
+            except PlacementFailed as exc:
+                self.end_reason, self.harness_error = EndReason.HARNESS_ERROR, str(exc)
+                results.append(StepResult(index, step.name, None, 0, stopped=str(exc)))
+                break
             context = replace(
                 self.context,
                 instruction=step.instruction,
@@ -391,6 +404,27 @@ class MultiStepEpisode(Episode):
 
     def grade(self) -> None:
         """Each step was graded as the agent ended it: nothing is left to grade."""
+
+    def place_step_files(self, index: int) -> None:
+        """Put step ``index``'s own files in the workdir and run its setup hook, as the harness; the oracles take them in.
+
+        First the files (the paths placed are taken into the baseline, anything else changed
+        since the oracle last looked stays the agent's), then the hook (everything it changed
+        is taken in). Raises PlacementFailed naming the step.
+        """
+        step = self.task.steps[index]
+        if step.files is None:
+            return
+        workdir, timeout_s = self.task.workdir, self.sandbox.settings.setup_timeout_s
+        where = f"step {index + 1} ({step.name})"
+        placed = place_files(self.sandbox, step.files, workdir, timeout_s, f"{where}, steps/{step.name}/workdir/")
+        oracles = [monitor for monitor in self.monitors if isinstance(monitor, OracleFindings)]
+        for oracle in oracles:
+            oracle.rebaseline(workdir, placed.paths)
+        if step.setup_hook is not None:
+            run_hook(self.sandbox, step.setup_hook, workdir, timeout_s, f"{where}: its setup hook steps/{step.name}/workdir/{step.setup_hook}")
+            for oracle in oracles:
+                oracle.rebaseline(workdir, None)
 
     def grade_step(self, index: int) -> Verdict:
         """Grade a snapshot of the home with step ``index``'s checks."""

@@ -28,9 +28,10 @@ A multi-step task (``Task.steps``) is written as Harbor's ``[[steps]]``: the tas
 ``min_reward``, ``[steps.agent] timeout_sec``, ``[steps.verifier] timeout_sec`` and
 ``env``), and each step a folder ``steps/<name>/`` with its ``instruction.md``, its
 ``tests/`` (the step's whole checks: the task's shared tests merged with its own, so the
-task needs no ``tests/`` of its own) and ``solution/solve.sh`` (the step's reference; none
-when the step has none). Read back by the Harbor importer, the steps, their instructions,
-checks, grader settings and references are the same.
+task needs no ``tests/`` of its own), ``solution/solve.sh`` (the step's reference; none
+when the step has none) and ``workdir/`` (the files the step brings, its setup hook among
+them). Read back by the Harbor importer, the steps, their instructions, checks, grader
+settings, references and files are the same.
 
 The environment written is the one this harness runs (for an imported task, its Dockerfile
 as planned for a bwrap sandbox: the files and the replayed RUN steps, not the original
@@ -231,6 +232,8 @@ def export_task(task: Task, out: Path, base_image: str = DEFAULT_BASE_IMAGE) -> 
             _write_tests(step.grader, step.tests_dir, folder / "tests", f"{task.id}, step {step.name}", task.workdir)
             if step.solution_script is not None:
                 _write_solution(step.solution_text(), folder / "solution")
+            if step.files is not None:  # the files the step brings and its setup hook, as Harbor places them
+                shutil.copytree(step.files, folder / "workdir", symlinks=True)
         return target
     (target / "instruction.md").write_text(task.instruction.rstrip("\n") + "\n")
     _write_tests(task.grader, tests_dir, target / "tests", task.id, task.workdir)

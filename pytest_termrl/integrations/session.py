@@ -234,6 +234,15 @@ class MachineSession:
             self.commands += 1
             return [_finding(c) for c in self.monitor.tracker.collateral[before:]]
 
+    def rebaseline(self) -> list[str]:
+        """What changed since the oracle last looked was the harness's, not the agent's (a step's files and setup hook,
+        a grader run in the machine between two steps): take it into the baseline; the paths taken. Nothing before
+        watching starts or after it finished."""
+        with self._lock:
+            if self.monitor is None or self._finished:
+                return []
+            return self.monitor.rebaseline(self.task.workdir, None)
+
     def finish(self) -> list[Finding]:
         """The agent is done: the last judgement (a change gone missing and not back is latched now). Idempotent."""
         with self._lock:

@@ -8,7 +8,7 @@ from pathlib import Path
 from ..sandbox.base import CommandResult
 from .live import LiveManifest
 from .manifest import Manifest, take_manifest
-from .policy import CollateralTracker, OracleFindings, Policy
+from .policy import CollateralTracker, OracleFindings, Policy, normalize_path
 
 
 class CollateralMonitor(OracleFindings):
@@ -31,6 +31,8 @@ class CollateralMonitor(OracleFindings):
         self.manifests_taken = 0
         self.live_mismatch: list[str] = []
         """Paths where the live state differed from the final full manifest (none, if it is exact)."""
+        self._pending: set[str] = set()
+        """Paths the live state saw change at a :meth:`rebaseline` that were not the harness's: judged at the next look."""
 
     @classmethod
     def start(cls, home: Path, policy: Policy, decoys: list[str],
@@ -47,12 +49,30 @@ class CollateralMonitor(OracleFindings):
     def after_command(self, index: int, command: str, result: CommandResult) -> None:
         self.manifests_taken += 1
         if self.live is not None:
-            changed = self.live.refresh()
+            changed = self.live.refresh() | self._pending
+            self._pending = set()
             self.tracker.check_paths(self.live.entries, changed, index, command)
             return
         current = take_manifest(self.home, previous=self._last)
         self.tracker.check(current, index, command)
         self._last = current
+
+    def rebaseline(self, workdir: str, paths: Iterable[str] | None) -> list[str]:
+        """See :meth:`.policy.OracleFindings.rebaseline`; the home is the workdir, so ``paths`` are this oracle's keys."""
+        if self.live is not None:
+            changed = self.live.refresh()
+            now = self.live.entries
+        else:
+            current = take_manifest(self.home, previous=self._last)
+            last = self._last.entries
+            changed = {p for p in last.keys() | current.entries.keys() if last.get(p) != current.entries.get(p)}
+            now, self._last = current.entries, current
+        taken = sorted(changed if paths is None else {normalize_path(p) for p in paths})
+        if self.live is not None:
+            self._pending = (self._pending | changed) - set(taken)
+        self.tracker.rebaseline({path: now.get(path) for path in taken})
+        self.baseline = self.tracker.baseline
+        return taken
 
     def finish(self) -> None:
         self.final = take_manifest(self.home, full=True)

@@ -73,18 +73,24 @@ class Permission:
         return cls(d["path"], frozenset(d["kinds"]), bool(d.get("prefix", False)))
 
 
+def rooted_path(path: str, home: str) -> str:
+    """``path`` as an absolute key: a home-relative one re-rooted at ``home`` (an absolute inside path)."""
+    path = normalize_path(path)
+    if path.startswith("/"):
+        return path
+    top = normalize_path(home)
+    if not top.startswith("/"):
+        raise ValueError(f"the home must be an absolute path inside the sandbox: {home!r}")
+    if path == ROOT:
+        return top
+    return f"/{path}" if top == "/" else f"{top}/{path}"
+
+
 def rooted(permission: Permission, home: str) -> Permission:
     """``permission`` for absolute keys: a home-relative path re-rooted at ``home`` (an absolute inside path)."""
     if permission.path.startswith("/"):
         return permission
-    top = normalize_path(home)
-    if not top.startswith("/"):
-        raise ValueError(f"the home must be an absolute path inside the sandbox: {home!r}")
-    if permission.path == ROOT:
-        path = top
-    else:
-        path = f"/{permission.path}" if top == "/" else f"{top}/{permission.path}"
-    return Permission(path, permission.kinds, permission.prefix)
+    return Permission(rooted_path(permission.path, home), permission.kinds, permission.prefix)
 
 
 class Policy:
@@ -202,6 +208,18 @@ class OracleFindings:
     def violations(self) -> list[str]:
         return [f"collateral: {c.describe()}" for c in self.tracker.collateral]
 
+    def rebaseline(self, workdir: str, paths: Iterable[str] | None) -> list[str]:
+        """The harness, not the agent, changed the sandbox: take what it changed into the baseline, as it is now.
+
+        ``paths`` (relative to ``workdir``, the agent's working folder as the agent sees it) are
+        what the harness placed; None: everything that changed since the oracle last looked (a
+        setup hook the harness ran). Those paths are the baseline from now on: their being there
+        is never a finding, and a later change to one is judged like a change to any object that
+        was there before, by the permitted changes. What else changed since the last look is
+        the agent's, judged at the next look. Returns the keys taken in (the oracle's spelling).
+        """
+        raise NotImplementedError
+
 
 class CollateralTracker:
     """Compares each manifest with the baseline and keeps what the policy does not permit."""
@@ -228,6 +246,22 @@ class CollateralTracker:
                            change.before, change.after)
         self._latched.append(found)
         return found
+
+    def rebaseline(self, entries: dict[str, Entry | None]) -> None:
+        """Make ``entries`` (None: absent) the baseline of their paths from now on: the harness put them so.
+
+        What was latched stays latched; a path taken in is no longer waiting to come back
+        (a type change passing through absence).
+        """
+        base, base_keys = dict(self.baseline.entries), dict(self.baseline.keys)
+        for path, entry in entries.items():
+            base_keys.pop(path, None)
+            if entry is None:
+                base.pop(path, None)
+            else:
+                base[path] = entry
+            self._absent.pop(path, None)
+        self.baseline = Manifest(base, base_keys, self.baseline.root)
 
     def check(self, current: Manifest, command_index: int | None, command: str) -> list[Collateral]:
         """The collateral first seen in ``current``: changes to baseline objects not permitted."""

@@ -9,10 +9,12 @@ policy, latching and "a type change passes through absence" rule, on absolute pa
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from ..sandbox.base import CommandResult
 from .diff import Change
 from .manifest import Entry, Manifest
-from .policy import CollateralTracker, OracleFindings, Policy, changes_to_existing
+from .policy import CollateralTracker, OracleFindings, Policy, changes_to_existing, rooted_path
 from .record import ChangeRecord, RecordState
 
 
@@ -40,6 +42,9 @@ class RecordMonitor(OracleFindings):
         """The baseline view of each path looked at so far (the baseline never changes)."""
         self._changed: set[str] = set()
         """Every path that differed from the baseline at some check."""
+        self._rebased: set[str] = set()
+        """Paths the harness put in the baseline after the start (:meth:`rebaseline`): looked at every time,
+        since one deleted again may leave no trace in the uppers (a file only an upper ever held)."""
 
     @classmethod
     def start(cls, change_record: ChangeRecord, policy: Policy, decoys: list[str]) -> RecordMonitor:
@@ -53,7 +58,7 @@ class RecordMonitor(OracleFindings):
         other path shows the lowers both times.
         """
         base, view = self.baseline_state, self.change_record.view
-        paths = current.entries.keys() | current.deleted | base.entries.keys() | base.deleted
+        paths = current.entries.keys() | current.deleted | base.entries.keys() | base.deleted | self._rebased
         out: list[Change] = []
         for path in sorted(paths):
             if path in self._before:
@@ -76,6 +81,23 @@ class RecordMonitor(OracleFindings):
         current = self.change_record.read(self._last)
         self._last = current
         return current
+
+    def rebaseline(self, workdir: str, paths: Iterable[str] | None) -> list[str]:
+        """See :meth:`.policy.OracleFindings.rebaseline`; ``paths`` are rooted at ``workdir`` (this oracle's keys are absolute)."""
+        last = self._last
+        current = self._read()
+        if paths is None:
+            candidates = last.entries.keys() | last.deleted | current.entries.keys() | current.deleted
+            taken = sorted(p for p in candidates
+                           if last.entries.get(p) != current.entries.get(p) or (p in last.deleted) != (p in current.deleted))
+        else:
+            taken = sorted({rooted_path(p, workdir) for p in paths})
+        view = self.change_record.view
+        entries = {path: view(current, path) for path in taken}
+        self._before.update(entries)
+        self._rebased.update(taken)
+        self.tracker.rebaseline(entries)
+        return taken
 
     def after_command(self, index: int, command: str, result: CommandResult) -> None:
         self.tracker.judge(self._changes(self._read()), index, command)

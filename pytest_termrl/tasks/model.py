@@ -121,6 +121,10 @@ class Healthcheck:
     """Where it was read, for the message of a check that never passes."""
 
 
+SETUP_HOOK = "setup.sh"
+"""The file among a step's own files that is its setup hook (Harbor's reserved ``steps/<name>/workdir/setup.sh``)."""
+
+
 @dataclass(frozen=True)
 class TaskStep:
     """One step of a multi-step task (Harbor's ``[[steps]]``): its own instruction, checks and reference.
@@ -143,6 +147,16 @@ class TaskStep:
     min_reward: tuple[tuple[str, float], ...] = ()
     """(reward name, least value) pairs: a step whose reward falls below one ends the episode
     there (Harbor's ``min_reward``; the name ``reward`` is the step's reward itself)."""
+    files: Path | None = None
+    """The files the step brings (Harbor's ``steps/<name>/workdir/``), placed in the workdir by the harness
+    before the step's agent begins (None: it brings none). A ``setup.sh`` among them is the step's setup
+    hook (:attr:`setup_hook`)."""
+
+    @property
+    def setup_hook(self) -> str | None:
+        """The step's setup hook, relative to the workdir: Harbor's reserved ``workdir/setup.sh``, run in the
+        workdir as the agent's user once the step's files are placed (None: the step has none)."""
+        return SETUP_HOOK if self.files is not None and (self.files / SETUP_HOOK).is_file() else None
 
     def solution_text(self) -> str:
         """The step's reference as one bash script ('' when it has none)."""

@@ -96,7 +96,8 @@ class StepResult:
     verdict: Verdict | None = None
     """The step's checks (None: not graded: the step never began, or the agent's part failed)."""
     stopped: str | None = None
-    """Why the episode ended after this step (its min_reward, its grader's failure); None if it went on."""
+    """Why the episode ended after this step (its min_reward, its grader's failure), or at it for a step that never
+    began (``end_reason`` None: its files could not be placed, its setup hook failed); None if it went on."""
 
     @property
     def reward(self) -> float | None:
@@ -184,10 +185,13 @@ def combine(task: Task, results: list[StepResult], inventory: tuple[str, ...] | 
             if graded.error is not None and verdict.error is None:
                 verdict.error = f"{graded.error} (in step {index + 1}, {step.name})"
             continue
-        if result is not None:
+        if result is not None and result.end_reason is None:
+            why = f"it never began: {result.stopped}"
+        elif result is not None:
             why = f"the agent's part ended with {result.end_reason}, so its checks did not run"
         elif stopped_by is not None:
-            why = f"the episode ended after step {stopped_by.index + 1} ({stopped_by.name}): {stopped_by.stopped}"
+            when = "at" if stopped_by.end_reason is None else "after"
+            why = f"the episode ended {when} step {stopped_by.index + 1} ({stopped_by.name}): {stopped_by.stopped}"
         else:
             why = "the episode ended before it"
         expected = step_inventory(inventory, index)

@@ -10,7 +10,9 @@ written into the trial's ``artifacts/`` folder on the host (never into the machi
 the agent's code could still run). A trial whose agent
 made no call at all (``nop``) is judged over nothing when Harbor's collection begins: safe.
 A multi-step task (``[[steps]]``) keeps one baseline for the whole trial: the window pauses at
-each step's end with a report so far (Harbor files it with the step) and closes at ``stop``.
+each step's end with a report so far (Harbor files it with the step) and closes at ``stop``;
+what changed while it was paused (the step's verifier, the next step's ``workdir/`` upload and
+its ``setup.sh``) is Harbor's, taken into the baseline when the next step's agent begins.
 A verifier's own environment (Harbor's separate mode) sees no agent and writes no report:
 its ``safe`` reward comes from the agent environment's artifact. A trial that failed before
 its agent ran has no report.
@@ -56,6 +58,8 @@ class OracleWindow:
             if phase is Phase.AGENT and self.state in ("before", "paused"):
                 if self.state == "before":
                     self.session.start_watch()
+                else:  # the next step: what Harbor did meanwhile (grading, the step's files and hook) is not the agent's
+                    self.session.rebaseline()
                 self.state = "open"
             if phase is Phase.COLLECT and self.state in ("before", "open"):
                 self._pause() if self.steps else self._close()

@@ -26,9 +26,12 @@ files win, so its own test.sh does when it has one) and ``solution/solve.sh`` (t
 reference). The environment is the task's, built once for all steps. Each step's merged
 tests and reference wrapper are written into an import cache folder of their own, and the
 step's grader is found as a task's is (:func:`script_grader_analysis`). A step's
-``workdir/`` (files and a setup hook placed before the step) is refused by name: the
-collateral oracle's baseline is taken once, before the first step, so files the harness put
-in the home between steps would be judged as the agent's changes.
+``workdir/`` holds the files it brings (``TaskStep.files``, copied into the cache too): the
+episode places them in the workdir before the step's agent begins and runs the reserved
+``workdir/setup.sh`` there, as Harbor does, and the collateral oracle takes what the harness
+placed into its baseline (:mod:`pytest_termrl.sandbox.placing`). A step's ``environment/``
+is not Harbor's (the environment is the task's, built once) and is refused by name, as is a
+``workdir/`` entry that cannot be placed (a FIFO, a device, a socket).
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import stat
 import tomllib
 from dataclasses import replace
 from pathlib import Path, PurePosixPath
@@ -330,13 +334,14 @@ def load_steps(task_dir: Path, config: HarborConfig, workdir: str, task_id: str,
         folder = task_dir / "steps" / step.name
         if not folder.is_dir():
             raise TaskFormatError(folder, None, f"missing: the folder of step {step.name!r} ([[steps]] in task.toml)")
-        for refused in ("workdir", "environment"):
-            if os.path.lexists(folder / refused):
-                raise TaskFormatError(
-                    folder / refused, None,
-                    "a step's own files and setup hook are not placed here: the collateral oracle's baseline is taken "
-                    "before the first step, so files put in the home between steps would count as the agent's changes",
-                )
+        if os.path.lexists(folder / "environment"):
+            raise TaskFormatError(
+                folder / "environment", None,
+                "a step has no environment of its own: the task's environment/ is built once for every step; "
+                f"the files step {step.name!r} brings go in steps/{step.name}/workdir/ (placed in the workdir before "
+                f"the step), its setup in steps/{step.name}/workdir/setup.sh",
+            )
+        _check_step_files(folder / "workdir", step.name)
         path = folder / "instruction.md"
         text = check_instruction(path, None, read_text(path, what=f"the instruction of step {step.name!r}"))
         step_tests = folder / "tests"
@@ -359,6 +364,9 @@ def load_steps(task_dir: Path, config: HarborConfig, workdir: str, task_id: str,
                 os.chmod(folder, 0o755)
             if reference is not None:
                 (target / "solution.sh").write_text(reference)
+            files = task_dir / "steps" / step.name / "workdir"
+            if files.is_dir():
+                shutil.copytree(files, target / STEP_FILES, symlinks=True, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
 
     cache = materialise(f"{FORMAT}-steps", task_id, digest_tree(task_dir), build)
     steps = []
@@ -377,5 +385,25 @@ def load_steps(task_dir: Path, config: HarborConfig, workdir: str, task_id: str,
             solution_script=target / "solution.sh" if reference is not None else None,
             agent_timeout_s=step.agent_timeout,
             min_reward=step.min_reward,
+            files=target / STEP_FILES if (target / STEP_FILES).is_dir() else None,
         ))
     return tuple(steps)
+
+
+STEP_FILES = "workdir"
+"""A step's folder of the files it brings (``steps/<name>/workdir/``), and its copy's name in the import cache."""
+
+
+def _check_step_files(files: Path, name: str) -> None:
+    """Refuse a step's ``workdir/`` that cannot be placed: not a folder, or holding what is neither a file, a folder nor a link."""
+    if not os.path.lexists(files):
+        return
+    if files.is_symlink() or not files.is_dir():
+        raise TaskFormatError(files, None, f"expected a folder: the files step {name!r} brings, placed in the workdir before the step")
+    for path in sorted(files.rglob("*")):
+        mode = path.lstat().st_mode
+        if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISLNK(mode)):
+            raise TaskFormatError(
+                path, None,
+                f"cannot be placed: step {name!r}'s workdir/ may hold files, folders and links only (this is neither)",
+            )

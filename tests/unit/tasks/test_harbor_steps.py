@@ -217,10 +217,10 @@ def test_step_files_that_are_missing_or_cannot_be_placed_are_named(tmp_path):
     with pytest.raises(TaskFormatError, match=r"step 'extend' has no grader \(steps/extend/tests/test.sh or tests/test.sh\)"):
         load_task_dir(task_dir)
     task_dir = _variant(tmp_path / "c", "[[steps]]", "[[steps]]")
-    (task_dir / "steps" / "extend" / "workdir").mkdir()
-    (task_dir / "steps" / "extend" / "workdir" / "setup.sh").write_text("echo placed\n")
-    with pytest.raises(TaskFormatError, match=r"steps/extend/workdir.*the collateral oracle's baseline is taken before the first step"):
+    (task_dir / "steps" / "extend" / "environment").mkdir()
+    with pytest.raises(TaskFormatError, match=r"steps/extend/environment.*a step has no environment of its own"):
         load_task_dir(task_dir)
+    # A step's workdir/ (its files and setup hook) is placed: tests/unit/tasks/test_harbor_step_files.py.
 
 
 def test_step_fields_are_honoured_refused_or_warned_by_name(tmp_path):

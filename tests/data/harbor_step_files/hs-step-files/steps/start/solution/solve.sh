@@ -1,0 +1,2 @@
+#!/bin/bash
+mkdir -p /app/report && echo ready > /app/report/status.txt
