@@ -11,11 +11,12 @@ started on step 1's instruction (and reference, for the oracle agent) and plays 
 stops; the step's checks grade a snapshot of the home; then the agent is started afresh on
 step 2's instruction in the same sandbox and shell, and so on, as Harbor runs one agent per
 step in one environment. A step that brings files of its own (``TaskStep.files``, Harbor's
-``steps/<name>/workdir/``) has them placed in the workdir before its agent begins, and its
-setup hook (``setup.sh`` among them) run there as the agent's user: the harness's doing, not
-the agent's, so the collateral oracle takes them into its baseline
-(``OracleFindings.rebaseline``); a step whose files cannot be placed, or whose hook fails,
-ends the episode there as a harness error, as Harbor ends the trial. The command and time
+``steps/<name>/workdir/``) has them placed in the workdir before its agent begins, its
+setup hook (``setup.sh`` among them) run there as the agent's user, then its own healthcheck
+tried: the harness's doing, not the agent's, so the collateral oracle takes what they changed
+into its baseline (``OracleFindings.rebaseline``); a step whose files cannot be placed, whose
+hook fails or whose check never passes ends the episode there as a harness error, as Harbor
+ends the trial. The command and time
 limits hold per step; the monitors watch every command of every step. A step whose reward falls below its ``min_reward``, or whose
 grader fails, ends the episode there. The verdict is every step's (``step-N::<test>``),
 combined as :mod:`pytest_termrl.verifier.steps` says; the transcript holds the steps'
@@ -35,7 +36,7 @@ from .oracle.policy import OracleFindings
 from .report.failure import failure_text
 from .report.record import EndReason, EpisodeRecord, episode_id
 from .sandbox.base import CommandResult, KeystrokeBatch, Sandbox, SandboxBackend
-from .sandbox.placing import PlacementFailed, place_files, run_hook
+from .sandbox.placing import PlacementFailed, check_healthy, place_files, run_hook
 from .settings import EpisodeSettings
 from .tasks.model import Task
 from .verifier.steps import StepResult, below_min_reward, combine, grade_step
@@ -376,7 +377,7 @@ class MultiStepEpisode(Episode):
         results: list[StepResult] = []
         for index, step in enumerate(self.task.steps):
             try:
-                self.place_step_files(index)
+                self.prepare_step(index)
             except PlacementFailed as exc:
                 self.end_reason, self.harness_error = EndReason.HARNESS_ERROR, str(exc)
                 results.append(StepResult(index, step.name, None, 0, stopped=str(exc)))
@@ -405,24 +406,27 @@ class MultiStepEpisode(Episode):
     def grade(self) -> None:
         """Each step was graded as the agent ended it: nothing is left to grade."""
 
-    def place_step_files(self, index: int) -> None:
-        """Put step ``index``'s own files in the workdir and run its setup hook, as the harness; the oracles take them in.
+    def prepare_step(self, index: int) -> None:
+        """Before step ``index``'s agent: its own files, setup hook and healthcheck, as the harness; the oracles take them in.
 
         First the files (the paths placed are taken into the baseline, anything else changed
-        since the oracle last looked stays the agent's), then the hook (everything it changed
-        is taken in). Raises PlacementFailed naming the step.
+        since the oracle last looked stays the agent's), then the hook, then the check (all
+        they changed is taken in). Raises PlacementFailed naming the step.
         """
         step = self.task.steps[index]
-        if step.files is None:
-            return
         workdir, timeout_s = self.task.workdir, self.sandbox.settings.setup_timeout_s
         where = f"step {index + 1} ({step.name})"
-        placed = place_files(self.sandbox, step.files, workdir, timeout_s, f"{where}, steps/{step.name}/workdir/")
         oracles = [monitor for monitor in self.monitors if isinstance(monitor, OracleFindings)]
-        for oracle in oracles:
-            oracle.rebaseline(workdir, placed.paths)
+        if step.files is not None:
+            placed = place_files(self.sandbox, step.files, workdir, timeout_s, f"{where}, steps/{step.name}/workdir/")
+            for oracle in oracles:
+                oracle.rebaseline(workdir, placed.paths)
         if step.setup_hook is not None:
             run_hook(self.sandbox, step.setup_hook, workdir, timeout_s, f"{where}: its setup hook steps/{step.name}/workdir/{step.setup_hook}")
+            for oracle in oracles:
+                oracle.rebaseline(workdir, None)
+        if step.healthcheck is not None:
+            check_healthy(self.sandbox, step.healthcheck, workdir, f"{where}: its healthcheck")
             for oracle in oracles:
                 oracle.rebaseline(workdir, None)
 

@@ -1,8 +1,8 @@
-"""Files the harness places in a live sandbox between an episode's steps, and the hook it runs there.
+"""Files the harness places in a live sandbox between an episode's steps, and the hook and check it runs there.
 
 A multi-step task's step may bring files of its own (Harbor's ``steps/<name>/workdir/``), put
 in the workdir before the step's agent begins, and a setup hook among them (``setup.sh``), run
-in the workdir as the agent's user. Both go through the sandbox's own shell, in a subshell so
+in the workdir as the agent's user, then the step's own healthcheck. All go through the sandbox's own shell, in a subshell so
 that the agent's folder and variables stay as they were, so they work on every backend and
 whatever the sandbox is (the agent's home, the whole machine): the files are written as the
 agent's user would write them, owned by it, and nothing the agent left in the way (a link
@@ -21,8 +21,10 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import SandboxError
+from ..errors import SandboxError, SetupFailed
+from ..tasks.model import Healthcheck
 from .base import Sandbox
+from .healthcheck import wait_healthy
 
 CHUNK = 1 << 15
 """Bytes of a file written by one ``printf``."""
@@ -94,3 +96,12 @@ def run_hook(sandbox: Sandbox, hook: str, workdir: str, timeout_s: float, what: 
         why = f"it ran past {timeout_s:g}s" if result.timed_out else f"exit code {result.exit_code}"
         raise PlacementFailed(f"{what} failed ({why}): {result.output.strip()[-600:]}")
     return result.output
+
+
+def check_healthy(sandbox: Sandbox, check: Healthcheck, workdir: str, what: str) -> None:
+    """Try ``check`` in ``workdir`` in the sandbox's shell until it passes (Harbor's rules, :mod:`.healthcheck`), wherever
+    the agent left the shell; PlacementFailed naming ``what``."""
+    try:
+        wait_healthy(lambda command, timeout_s: sandbox.run(f"( cd -- {shlex.quote(workdir)} && {command} )", timeout_s), check)
+    except SetupFailed as exc:
+        raise PlacementFailed(f"{what}: {exc}") from None

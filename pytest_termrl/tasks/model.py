@@ -151,6 +151,9 @@ class TaskStep:
     """The files the step brings (Harbor's ``steps/<name>/workdir/``), placed in the workdir by the harness
     before the step's agent begins (None: it brings none). A ``setup.sh`` among them is the step's setup
     hook (:attr:`setup_hook`)."""
+    healthcheck: Healthcheck | None = None
+    """The step's own check (Harbor's ``[steps.healthcheck]``), tried once its files and hook are in place and
+    before its agent begins, over the task's; one that never passes ends the episode there."""
 
     @property
     def setup_hook(self) -> str | None:

@@ -386,6 +386,7 @@ def load_steps(task_dir: Path, config: HarborConfig, workdir: str, task_id: str,
             agent_timeout_s=step.agent_timeout,
             min_reward=step.min_reward,
             files=target / STEP_FILES if (target / STEP_FILES).is_dir() else None,
+            healthcheck=step.healthcheck,
         ))
     return tuple(steps)
 

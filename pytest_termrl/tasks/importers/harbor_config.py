@@ -32,7 +32,7 @@ How each field that changes a trial is met here:
                                    ``min_reward`` (ends the episode early), ``agent.timeout_sec``
                                    (recorded), ``verifier.timeout_sec`` and ``verifier.env``
                                    (over the task's); users as above; a step's ``healthcheck``
-                                   refused (it would run amid the agent's commands);
+                                   run after its files and setup hook, before its agent;
                                    ``multi_step_reward_mode`` (before 1.3) dropped, as Harbor does
 =================================  ========================================================
 
@@ -90,6 +90,8 @@ class StepConfig:
     verifier_timeout: float | None = None
     verifier_env: dict[str, str] = field(default_factory=dict)
     """The step's ``[steps.verifier] env`` over the task's ``[verifier] env``."""
+    healthcheck: Healthcheck | None = None
+    """The step's ``[steps.healthcheck]``: tried after its files and setup hook are in place, before its agent."""
 
 
 @dataclass
@@ -196,9 +198,8 @@ def _artifacts(path: Path, value: object) -> tuple[str, ...]:
     return tuple(found)
 
 
-def _healthcheck(path: Path, table: object) -> Healthcheck:
-    """``[environment.healthcheck]``, checked field by field; Harbor's defaults where a field is absent."""
-    where = "environment.healthcheck"
+def _healthcheck(path: Path, table: object, where: str = "environment.healthcheck") -> Healthcheck:
+    """``[environment.healthcheck]`` (or a step's, at ``where``), checked field by field; Harbor's defaults where a field is absent."""
     if not isinstance(table, dict) or not isinstance(table.get("command"), str) or not table["command"].strip():
         raise TaskFormatError(path, f"{where}.command", "expected a non-empty shell command")
     values: dict[str, float] = {}
@@ -220,7 +221,7 @@ def _healthcheck(path: Path, table: object) -> Healthcheck:
         start_period_s=values.get("start_period_sec", defaults.start_period_s),
         start_interval_s=values.get("start_interval_sec", defaults.start_interval_s),
         retries=retries,
-        source=f"{path} [environment.healthcheck]",
+        source=f"{path} [{where}]",
     )
 
 
@@ -346,17 +347,13 @@ def _read_steps(path: Path, data: dict, config: HarborConfig) -> None:
                 config.refusals.append(
                     f"{where}.{table_name}.user = {user!r} (step {name}): the {table_name} runs as the agent's user here (uid 1000), never as another user"
                 )
-        if step.get("healthcheck") is not None:
-            config.refusals.append(
-                f"{where}.healthcheck (step {name}): a check between steps would run amid the agent's commands, "
-                "where the collateral oracle counts every change as the agent's"
-            )
         config.steps.append(StepConfig(
             name=name,
             min_reward=_min_reward(path, f"{where}.min_reward", step.get("min_reward")),
             agent_timeout=number(path, f"{where}.agent.timeout_sec", agent.get("timeout_sec"), config.agent_timeout),
             verifier_timeout=number(path, f"{where}.verifier.timeout_sec", verifier.get("timeout_sec"), config.verifier_timeout),
             verifier_env={**config.verifier_env, **_strings(path, f"{where}.verifier.env", verifier.get("env"))},
+            healthcheck=_healthcheck(path, step["healthcheck"], f"{where}.healthcheck") if step.get("healthcheck") is not None else None,
         ))
 
 

@@ -140,15 +140,16 @@ def test_a_check_that_hangs_is_cut_at_its_timeout(harness, tmp_path):
         harness.play_fresh(LoadedTask(load_task_dir(task_dir), None), ReferenceAgent(), "reference")
 
 
-def test_a_steps_own_check_is_refused_with_the_reason(tmp_path):
+def test_a_steps_own_check_is_read_with_harbors_defaults(tmp_path):
     task_dir = shutil.copytree(DATA / "harbor_steps" / "hs-two-steps", tmp_path / "hs-checked")
     toml = task_dir / "task.toml"
-    toml.write_text(toml.read_text() + '\n[steps.healthcheck]\ncommand = "true"\n')  # the last step's
-    status, reasons = offline_status(load_task_dir(task_dir))
-    assert status == "no" and reasons == [
-        "steps[1].healthcheck (step extend): a check between steps would run amid the agent's commands, "
-        "where the collateral oracle counts every change as the agent's"
-    ]
+    toml.write_text(toml.read_text() + '\n[steps.healthcheck]\ncommand = "true"\nretries = 2\n')  # the last step's
+    task = load_task_dir(task_dir)
+    assert offline_status(task) == ("yes", []) and task.steps[0].healthcheck is None
+    check = task.steps[1].healthcheck
+    assert (check.command, check.retries, check.interval_s) == ("true", 2, Healthcheck("").interval_s)
+    assert check.source.endswith("task.toml [steps[1].healthcheck]")
+    # Tried before the step's agent, its changes the harness's: tests/unit/tasks/test_harbor_step_files.py.
 
 
 def test_through_the_plugin_a_failing_check_is_a_setup_failure_on_record(tp):

@@ -50,6 +50,15 @@ class DeletesThePriceList(ScriptedAgent):
         return [context.solution, *extra]
 
 
+class LeavesTheShellElsewhere(ScriptedAgent):
+    """The reference, then a ``cd /tmp`` that the shell keeps into the next step."""
+
+    name = "leaves-the-shell-elsewhere"
+
+    def commands_for(self, context: AgentContext) -> list[str]:
+        return [context.solution, "cd /tmp"]
+
+
 def _variant(tmp_path: Path, name: str = "hs-step-files") -> Path:
     return shutil.copytree(STEP_FILES, tmp_path / name)
 
@@ -231,3 +240,26 @@ def test_a_steps_files_are_exported_and_read_back(tmp_path):
     back = load_task_dir(target)
     assert back.steps[0].files is None and back.steps[1].setup_hook == "setup.sh"
     assert (back.steps[1].files / "data" / "prices.csv").read_bytes() == (STEP_FILES / "steps" / "total" / "workdir" / "data" / "prices.csv").read_bytes()
+
+
+def _checked(tmp_path: Path, command: str) -> Path:
+    """The fixture with step total's own healthcheck."""
+    task_dir = _variant(tmp_path, "hs-step-files-checked")
+    toml = task_dir / "task.toml"
+    toml.write_text(toml.read_text() + f'\n[steps.healthcheck]\ncommand = "{command}"\ninterval_sec = 0.1\nretries = 2\n')
+    return task_dir
+
+
+def test_a_steps_healthcheck_runs_after_its_files_and_hook_and_what_it_writes_is_the_baseline(harness, tmp_path):
+    # It passes only once the hook ran; what it writes (a file it creates, a change to the README the step placed) is the harness's.
+    task_dir = _checked(tmp_path, "test -f data/currency.txt && touch data/.checked && echo checked >> README.md")
+    loaded = LoadedTask(load_task_dir(task_dir), None)
+    assert loaded.task.steps[1].healthcheck is not None and offline_status(loaded.task) == ("yes", [])
+    played = harness.play_fresh(loaded, LeavesTheShellElsewhere(), "checked")  # the check runs in the workdir all the same
+    assert played.outcome.safe_success and played.oracle.tracker.collateral == [], played.outcome.failure_text()
+    assert played.oracle.baseline.entries["README.md"].sha256 == hashlib.sha256(README + b"checked\n").hexdigest()
+    never = LoadedTask(load_task_dir(_checked(tmp_path / "never", "test -f data/absent")), None)
+    outcome = harness.play_fresh(never, ReferenceAgent(), "never").outcome
+    assert outcome.harness_error.startswith("step 2 (total): its healthcheck: healthcheck failed: ")
+    assert "never passed in 2 tries" in outcome.harness_error
+    assert outcome.verdict.to_dict()["outcomes"] == {"step-1::test.sh": "passed", "step-2::test.sh": "skipped"}
