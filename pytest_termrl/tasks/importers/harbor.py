@@ -173,7 +173,7 @@ def load_harbor_task(task_dir: Path) -> Task:
     generic = buildable is None and image is not None and is_generic_base(image) and machine_shaped
     if built or generic:
         needs_docker = needs_docker + config.image_refusals
-        config.agent_user = (config.agent_user or _agent_account(config.agent_user_named, dockerfile if built else None)
+        config.agent_user = (config.agent_user or _agent_account(config.agent_user_named)
                              or (buildable.user if buildable is not None else "") or "root")
     else:
         if config.verifier_user is not None and config.agent_user is None:
@@ -259,14 +259,11 @@ def load_harbor_task(task_dir: Path) -> Task:
     )
 
 
-def _agent_account(named: str | None, dockerfile: Path | None) -> str | None:
-    """The account ``[agent] user = "user" | "agent" | 1000`` names in a built image: 'agent' when the Dockerfile makes
-    that account, else the machine's 'user' (uid 1000); None when the task names none."""
-    if named is None:
-        return None
-    if named == "agent" and dockerfile is not None and re.search(r"\b(?:useradd|adduser)\b[^\n]*\bagent\b", read_text(dockerfile)):
-        return "agent"
-    return "user"
+def _agent_account(named: str | None) -> str | None:
+    """The account ``[agent] user = "user" | "agent" | 1000`` names in a built image, as an engine's exec takes it: a
+    numeric uid needs no account, a name must be one the image has (its Dockerfile's useradd, or the harness's base image's
+    'user'), else the sandbox is refused naming it; None when the task names none."""
+    return named
 
 
 def _verifier_environment(task_dir: Path, config: HarborConfig, workdir: str, notes: list[str]) -> list[str]:

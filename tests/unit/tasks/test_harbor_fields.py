@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from pytest_termrl.agents.builtin import CommandsAgent, NoopAgent, ReferenceAgent
-from pytest_termrl.errors import TaskFormatError
+from pytest_termrl.errors import SandboxError, TaskFormatError
 from pytest_termrl.tasks.importers import load_task_dir, offline_status
 from pytest_termrl.tasks.model import Resources
 from pytest_termrl.tasks.suite import LoadedTask
@@ -169,3 +169,35 @@ def test_a_verifier_user_the_dockerfile_made_grades_the_task(tmp_path, harness):
     assert task.verifier_user == "grader"
     reference, _, _ = harness.play_fresh(LoadedTask(task, None), ReferenceAgent(), "reference")
     assert reference.verdict.complete, reference.failure_text()
+
+
+def _agent_variant(tmp_path: Path, name: str, dockerfile: str, agent_user: str) -> Path:
+    """hb-root-verifier with its own Dockerfile and ``[agent] user``."""
+    task_dir = shutil.copytree(DATA / "hb-root-verifier", tmp_path / name)
+    (task_dir / "environment" / "Dockerfile").write_text(dockerfile)
+    toml = task_dir / "task.toml"
+    toml.write_text(toml.read_text() + f"\n[agent]\nuser = {agent_user}\n")
+    (task_dir / "tests" / "test.sh").write_text(
+        '#!/bin/bash\n'
+        '[ "$(cat /app/status.txt 2>/dev/null)" = "ready" ] && echo 1 > /logs/verifier/reward.txt || echo 0 > /logs/verifier/reward.txt\n')
+    return task_dir
+
+
+def test_a_numeric_agent_user_needs_no_account_as_an_engine_runs_it(tmp_path, harness):
+    task = load_task_dir(_agent_variant(tmp_path, "hb-uid", "FROM python:3.12-slim\nWORKDIR /app\nRUN chown 1000:1000 /app\n", "1000"))
+    assert task.user == "1000"
+    sandbox = harness.new_sandbox(LoadedTask(task, None), "uid")
+    try:
+        assert sandbox.run("id -u; echo ready > /app/status.txt && stat -c %u /app/status.txt").output.split() == ["1000", "1000"]
+    finally:
+        sandbox.close()
+
+
+def test_a_named_agent_user_is_the_images_own_account_or_refused_by_name(tmp_path, harness):
+    made = load_task_dir(_agent_variant(tmp_path, "hb-agent", "FROM python:3.12-slim\nRUN useradd -m -u 1200 agent\nWORKDIR /app\n"
+                                                      "RUN chown agent /app\n", '"agent"'))
+    reference, _, _ = harness.play_fresh(LoadedTask(made, None), ReferenceAgent(), "agent")
+    assert reference.verdict.complete, reference.failure_text()
+    missing = load_task_dir(_agent_variant(tmp_path, "hb-no-agent", "FROM python:3.12-slim\nWORKDIR /app\n", '"agent"'))
+    with pytest.raises(SandboxError, match="its user 'agent'.*unable to find user agent"):
+        harness.new_sandbox(LoadedTask(missing, None), "no-agent").close()
