@@ -216,8 +216,8 @@ class Task:
     """Harbor's ``[verifier] environment_mode``: 'shared' (the grader sees the agent's workdir) or
     'separate' (it sees only ``artifacts`` of it, as a verifier environment of its own would)."""
     artifacts: tuple[str, ...] = ()
-    """Harbor's top-level ``artifacts``: absolute paths in the workdir kept from the agent's
-    environment when it ends (into the run directory; the only files a separate verifier gets)."""
+    """Harbor's top-level ``artifacts``: absolute paths (in the workdir, or anywhere over the whole machine) kept from
+    the agent's environment when it ends (into the run directory; the only files a separate verifier gets)."""
     notes: tuple[str, ...] = ()
     """What the importer assumed or changed, each a readable line."""
     steps: tuple[TaskStep, ...] = ()

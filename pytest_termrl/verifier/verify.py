@@ -14,7 +14,7 @@ from typing import Callable
 from ..registry import Entry, Registry
 from ..sandbox.base import Sandbox, SandboxBackend
 from ..tasks.model import Task
-from . import declared_artifacts
+from . import declared_artifacts, machine_artifacts
 from .trusted import GradedHome, grade_snapshot, trusted_toolchain
 from .verdict import TestOutcome, Verdict
 from ..settings import TEST_TIMEOUT_S
@@ -65,9 +65,14 @@ def run_hidden_tests(
     grader = GRADERS.get(grader_of(task), GRADERS[DEFAULT_GRADER])
 
     def grade(home: GradedHome, snap_dir: Path) -> Verdict:
-        files, left_out = declared_artifacts.collect(home.path, task) if task.artifacts else ({}, [])
-        if task.verifier_mode == "separate":  # a verifier environment of its own gets the artifacts alone
-            declared_artifacts.keep_only_artifacts(home.path, task)
+        if home.root is not None:  # a whole-machine snapshot: the artifacts are read from the machine, the layers pruned
+            files, left_out = machine_artifacts.collect(sandbox, task) if task.artifacts else ({}, [])
+            if task.verifier_mode == "separate":
+                machine_artifacts.keep_only_artifacts(home.root, task)
+        else:
+            files, left_out = declared_artifacts.collect(home.path, task) if task.artifacts else ({}, [])
+            if task.verifier_mode == "separate":  # a verifier environment of its own gets the artifacts alone
+                declared_artifacts.keep_only_artifacts(home.path, task)
         verdict = grader.grade(backend, home, snap_dir, task, inventory, test_timeout_s)
         verdict.artifacts.update(files)
         verdict.artifacts_left_out += left_out

@@ -167,8 +167,11 @@ def load_harbor_task(task_dir: Path) -> Task:
     if image and not is_generic_base(image):
         needs_docker.append(f"{toml_path}: [environment] docker_image = {image} (a prebuilt image)")
     # Over the whole machine, as Harbor runs it (the Dockerfile built by running it, or a generic prebuilt image the host
-    # stands in for), unless the task uses what a whole-machine sandbox lacks here.
-    machine_shaped = not config.steps and not config.artifacts and config.verifier_mode != "separate"
+    # stands in for), unless the task uses what a whole-machine sandbox lacks here. A separate verifier there grades the
+    # agent's image with the declared artifacts alone over it: a verifier with an image of its own keeps the native shape
+    # (a fresh sandbox stands in for that image) unless the task names a user, when it is refused by name below.
+    names_user = config.agent_user is not None or config.verifier_user is not None
+    machine_shaped = not config.steps and (config.verifier_mode != "separate" or names_user or _verifier_image_is_agents(task_dir))
     built = buildable is not None and not buildable.blockers and machine_shaped
     generic = buildable is None and image is not None and is_generic_base(image) and machine_shaped
     if built or generic:
@@ -179,7 +182,7 @@ def load_harbor_task(task_dir: Path) -> Task:
         if config.verifier_user is not None and config.agent_user is None:
             config.agent_user = "user"  # the grader as another user needs the whole machine; the agent stays uid 1000
         needs_docker = (list(buildable.blockers) if buildable is not None and buildable.blockers else plan.blockers) + needs_docker + config.image_refusals
-    needs_docker += _verifier_environment(task_dir, config, plan.workdir, notes)
+    needs_docker += _verifier_environment(task_dir, config, plan.workdir, notes, whole_machine=config.agent_user is not None)
 
     task_id = task_id_from(task_dir.name)
     label = f"Harbor task {task_dir.name}"
@@ -266,13 +269,34 @@ def _agent_account(named: str | None) -> str | None:
     return named
 
 
-def _verifier_environment(task_dir: Path, config: HarborConfig, workdir: str, notes: list[str]) -> list[str]:
+def _verifier_image_is_agents(task_dir: Path) -> bool:
+    """Whether a separate verifier's own image is the agent's: ``tests/Dockerfile`` says what ``environment/Dockerfile``
+    says and copies nothing (its build context is ``tests/``, so a COPY there brings other files)."""
+    own, agents = task_dir / "tests" / "Dockerfile", task_dir / "environment" / "Dockerfile"
+    if not (own.is_file() and agents.is_file()):
+        return False
+    text = own.read_text(errors="replace")
+    return text.strip() == agents.read_text(errors="replace").strip() and not re.search(r"(?im)^\s*(COPY|ADD)\s", text)
+
+
+def _verifier_environment(task_dir: Path, config: HarborConfig, workdir: str, notes: list[str], *, whole_machine: bool) -> list[str]:
     """Check the declared artifacts and a separate verifier's environment: what bwrap cannot stand in for (refusals go to ``config``).
 
     A separate verifier runs in a fresh sandbox that holds, of the agent's workdir, only the
     artifacts; its own image (``tests/Dockerfile``, whose build context is ``tests/``) must be one
     this sandbox stands in for: a generic base whose installs are the grader's tooling or here.
+    Over the whole machine the artifacts may lie anywhere, and the separate verifier's machine is
+    the agent's image with the artifacts alone over it: its own image must be that one.
     """
+    if whole_machine and not config.steps:
+        if config.verifier_mode == "separate" and not _verifier_image_is_agents(task_dir):
+            config.refusals.append(
+                "verifier.environment_mode = 'separate' in a task that runs over the whole machine: its verifier's machine "
+                "here is the agent's image with the artifacts, so tests/Dockerfile must be environment/Dockerfile's own text, copying nothing"
+            )
+        elif config.verifier_mode == "separate":
+            notes.append(f"verifier.environment_mode = 'separate': the grader's machine is the image with {', '.join(config.artifacts) or 'nothing'} of the agent's")
+        return []
     root = PurePosixPath(workdir)
     for index, source in enumerate(config.artifacts):
         path = PurePosixPath(source)

@@ -290,12 +290,6 @@ def read_config(path: Path, data: dict) -> HarborConfig:
     if own is not None and not isinstance(own, dict):
         raise TaskFormatError(path, "verifier.environment", "expected a table")
     config.verifier_environment = own
-    if (config.agent_user is not None or config.verifier_user is not None) and (config.artifacts or mode == "separate"):
-        what = "artifacts" if config.artifacts else "verifier.environment_mode = 'separate'"
-        config.refusals.append(
-            f"{what} in a task that names a user (it runs over the whole machine): "
-            "a whole-machine task's artifacts are not collected from its change record yet"
-        )
     if own and own.get("docker_image"):
         config.refusals.append(
             f"verifier.environment.docker_image = {own['docker_image']!r}: the verifier's own prebuilt image is not run here"
