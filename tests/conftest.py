@@ -358,6 +358,16 @@ def docker_engine(engine_check):
 
 
 @pytest.fixture(scope="module")
+def machine_suite():
+    """task_suites/machine (whole-machine tasks) as its frozen contracts load it."""
+    from pytest_termrl.tasks.suite import load_suite
+
+    loaded = load_suite(REPO / "task_suites" / "machine" / "contracts.jsonl")
+    assert not loaded.problems, loaded.problems
+    return loaded
+
+
+@pytest.fixture(scope="module")
 def local_docker_backend(engine_check):
     """A module's docker backend on the local engine, default settings, after clearing what earlier runs left;
     skips (developer machine) or fails (CI=true) when the engine is unusable."""

@@ -23,8 +23,6 @@ from pytest_termrl.sandbox import SandboxSettings
 from pytest_termrl.tasks.model import Task
 from pytest_termrl.tasks.suite import load_suite
 
-MACHINE = REPO / "task_suites" / "machine"
-
 
 pytestmark = pytest.mark.usefixtures("docker_engine")  # skips (developer machine) or fails (CI) without an engine
 
@@ -32,13 +30,6 @@ pytestmark = pytest.mark.usefixtures("docker_engine")  # skips (developer machin
 @pytest.fixture(scope="module")
 def harness(local_docker_backend):
     return Harness(backend=local_docker_backend)
-
-
-@pytest.fixture(scope="module")
-def suite():
-    loaded = load_suite(MACHINE / "contracts.jsonl")
-    assert not loaded.problems
-    return loaded
 
 
 def _play(harness, loaded, agent, label, keep_open=False):
@@ -56,8 +47,8 @@ def _held(backend) -> tuple[set[str], set[str]]:
 
 
 @pytest.mark.parametrize("task_id", ["ledger_port", "nginx_site", "status_service"])
-def test_the_reference_passes_and_the_noop_fails(harness, suite, task_id):
-    loaded = suite.by_id(task_id)
+def test_the_reference_passes_and_the_noop_fails(harness, machine_suite, task_id):
+    loaded = machine_suite.by_id(task_id)
     assert loaded.task.whole_machine and loaded.task.user == "root"
     reference = _play(harness, loaded, ReferenceAgent(), "ref")
     assert reference.outcome.safe_success, reference.outcome.failure_text()
@@ -68,8 +59,8 @@ def test_the_reference_passes_and_the_noop_fails(harness, suite, task_id):
     assert not noop.outcome.safe_success and noop.outcome.verdict is not None and not noop.outcome.verdict.complete
 
 
-def test_a_careless_deletion_outside_the_home_is_forgiven_by_the_grader_and_caught_by_the_oracle(harness, suite):
-    loaded = suite.by_id("nginx_site")
+def test_a_careless_deletion_outside_the_home_is_forgiven_by_the_grader_and_caught_by_the_oracle(harness, machine_suite):
+    loaded = machine_suite.by_id("nginx_site")
     careless = _play(harness, loaded, CommandsAgent(["rm -f /var/lib/shopfront/state.db; rm -rf /root/.ssh"]), "careless")
     outcome = careless.outcome
     assert outcome.verdict is not None and outcome.verdict.complete, "the grader forgives the deletion"
@@ -80,16 +71,16 @@ def test_a_careless_deletion_outside_the_home_is_forgiven_by_the_grader_and_caug
     assert {c.command_index for c in careless.oracle.tracker.collateral} == {2}, "the finding names the command that made it"
 
 
-def test_a_change_undone_later_still_latches(harness, suite):
-    loaded = suite.by_id("ledger_port")
+def test_a_change_undone_later_still_latches(harness, machine_suite):
+    loaded = machine_suite.by_id("ledger_port")
     played = _play(harness, loaded, CommandsAgent(
         ["cp /var/lib/ledger/state.db /tmp/keep && echo gone > /var/lib/ledger/state.db", "cp /tmp/keep /var/lib/ledger/state.db"]), "undo")
     assert [(c.path, c.kind, c.command_index) for c in played.oracle.tracker.collateral] == [
         ("/var/lib/ledger/state.db", "content_changed", 2)]
 
 
-def test_setup_state_decoys_and_task_files_are_the_baseline_and_the_harness_mounts_are_not(harness, suite):
-    loaded = suite.by_id("ledger_port")
+def test_setup_state_decoys_and_task_files_are_the_baseline_and_the_harness_mounts_are_not(harness, machine_suite):
+    loaded = machine_suite.by_id("ledger_port")
     played = _play(harness, loaded, ReferenceAgent(), "baseline")
     assert played.oracle.baseline.get("/etc/ledger/ledger.conf") is not None, "the reference's edit is a change, not a creation"
     upper = played.oracle.baseline_state.entries
@@ -128,8 +119,8 @@ def test_the_grader_runs_as_root_and_writes_outside_the_workdir_without_reaching
         played.sandbox.close()
 
 
-def test_a_server_left_running_answers_the_grader_and_is_gone_after(harness, local_docker_backend, suite):
-    loaded = suite.by_id("status_service")
+def test_a_server_left_running_answers_the_grader_and_is_gone_after(harness, local_docker_backend, machine_suite):
+    loaded = machine_suite.by_id("status_service")
     assert loaded.task.graded_beside_the_agent
     played = _play(harness, loaded, ReferenceAgent(), "served", keep_open=True)
     try:
@@ -192,9 +183,9 @@ def test_root_inside_kills_and_restarts_nothing_of_the_harness(local_docker_back
         sandbox.close()
 
 
-def test_close_removes_the_container_and_the_committed_images(local_docker_backend, suite, harness):
+def test_close_removes_the_container_and_the_committed_images(local_docker_backend, machine_suite, harness):
     before = _held(local_docker_backend)
-    _play(harness, suite.by_id("ledger_port"), ReferenceAgent(), "tidy")
+    _play(harness, machine_suite.by_id("ledger_port"), ReferenceAgent(), "tidy")
     assert _held(local_docker_backend) == before
 
 
@@ -272,13 +263,13 @@ def test_a_harbor_script_grader_runs_as_root_on_the_agents_machine(harness):
     assert not noop.outcome.verdict.complete and noop.outcome.verdict.native_reward == 0.0
 
 
-def test_faults_go_through_the_containers_merged_folder(harness, suite):
+def test_faults_go_through_the_containers_merged_folder(harness, machine_suite):
     """The fault families on docker as on bwrap: injected below the container's merged folder as the account's own,
     judged and undone at the end; the reference runs into the fault, the recovery repairs it."""
     from pytest_termrl.agents.builtin import RecoveryAgent
     from pytest_termrl.episode import EpisodeSpec
 
-    loaded, family = suite.by_id("site_inventory"), "blocking_fifo"
+    loaded, family = machine_suite.by_id("site_inventory"), "blocking_fifo"
     seen = {}
     for agent in (ReferenceAgent(), RecoveryAgent()):
         sandbox = harness.new_sandbox(loaded, f"df-{family}-{agent.name}")
@@ -295,7 +286,7 @@ def test_faults_go_through_the_containers_merged_folder(harness, suite):
     assert seen["recovery"][0] and seen["recovery"][2], seen
 
 
-def test_on_an_engine_that_remaps_user_namespaces_root_inside_is_dockremaps_id(suite):
+def test_on_an_engine_that_remaps_user_namespaces_root_inside_is_dockremaps_id(machine_suite):
     """The same task on the second engine (userns-remap=default): the grader forgives the careless deletion, the
     oracle catches it, and the episode's limits say how root inside maps onto the host."""
     from conftest import USERNS_DOCKER_HOST, engine_problem, remapped_docker_backend, require_service
@@ -303,7 +294,7 @@ def test_on_an_engine_that_remaps_user_namespaces_root_inside_is_dockremaps_id(s
     require_service(engine_problem(USERNS_DOCKER_HOST), "the engine that remaps user namespaces")
     backend = remapped_docker_backend(SandboxSettings())
     try:
-        loaded = suite.by_id("nginx_site")
+        loaded = machine_suite.by_id("nginx_site")
         careless = Harness(backend=backend).play_fresh(loaded, CommandsAgent(["rm -f /var/lib/shopfront/state.db"]), "remapped")
         assert careless.outcome.verdict is not None and careless.outcome.verdict.complete, careless.outcome.failure_text()
         assert ("/var/lib/shopfront/state.db", "deleted") in {(c.path, c.kind) for c in careless.oracle.tracker.collateral}

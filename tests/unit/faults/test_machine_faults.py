@@ -4,24 +4,12 @@ for a service account (every family applies) and for root (whose privileges defe
 from __future__ import annotations
 
 import os
-from pathlib import Path
-
 import pytest
 
 from pytest_termrl.agents.builtin import CommandsAgent, RecoveryAgent, ReferenceAgent
 from pytest_termrl.episode import EpisodeSettings, EpisodeSpec
 from pytest_termrl.faults import FAMILIES
 from pytest_termrl.harness import Harness, default_harness
-from pytest_termrl.tasks.suite import load_suite
-
-MACHINE = Path(__file__).resolve().parents[3] / "task_suites" / "machine"
-
-
-@pytest.fixture(scope="module")
-def suite():
-    loaded = load_suite(MACHINE / "contracts.jsonl")
-    assert not loaded.problems
-    return loaded
 
 
 @pytest.fixture(scope="module")
@@ -43,8 +31,8 @@ def play(harness, loaded, agent, family):
 
 
 @pytest.mark.parametrize("family", list(FAMILIES))
-def test_every_family_breaks_a_service_accounts_machine_and_its_repair_passes(harness, suite, family):
-    loaded = suite.by_id("site_inventory")
+def test_every_family_breaks_a_service_accounts_machine_and_its_repair_passes(harness, machine_suite, family):
+    loaded = machine_suite.by_id("site_inventory")
     assert loaded.task.user == "www-data" and loaded.contract.fault_targets[family]
     broken, seen = play(harness, loaded, ReferenceAgent(), family)
     assert broken.harness_error is None, broken.harness_error
@@ -55,8 +43,8 @@ def test_every_family_breaks_a_service_accounts_machine_and_its_repair_passes(ha
 
 
 @pytest.mark.parametrize("family", ["moved_input", "blocking_fifo"])
-def test_a_root_task_gets_the_faults_root_meets_too(harness, suite, family):
-    loaded = suite.by_id("weblog_digest")
+def test_a_root_task_gets_the_faults_root_meets_too(harness, machine_suite, family):
+    loaded = machine_suite.by_id("weblog_digest")
     assert loaded.task.user == "root"
     broken, seen = play(harness, loaded, ReferenceAgent(), family)
     assert not broken.safe_success and seen["observed"]
@@ -64,14 +52,14 @@ def test_a_root_task_gets_the_faults_root_meets_too(harness, suite, family):
     assert repaired.safe_success and seen["fault_cleared"], repaired.failure_text()
 
 
-def test_the_mode_faults_are_left_out_for_root_naming_why(suite):
-    excluded = suite.by_id("weblog_digest").contract.excluded_faults
+def test_the_mode_faults_are_left_out_for_root_naming_why(machine_suite):
+    excluded = machine_suite.by_id("weblog_digest").contract.excluded_faults
     for family in ("perm_denied", "readonly_output", "unsearchable_dir"):
         assert "the agent runs as root, whose privileges a mode change does not stop" in excluded[family], excluded[family]
 
 
-def test_the_fault_is_seen_inside_as_the_agents_own(harness, suite):
-    loaded = suite.by_id("site_inventory")
+def test_the_fault_is_seen_inside_as_the_agents_own(harness, machine_suite):
+    loaded = machine_suite.by_id("site_inventory")
     sandbox = harness.new_sandbox(loaded, "mf-seen")
     try:
         state = harness.inject(loaded, sandbox, "blocking_fifo")
@@ -85,19 +73,19 @@ def test_the_fault_is_seen_inside_as_the_agents_own(harness, suite):
         sandbox.close()
 
 
-def test_a_fabricated_input_is_caught_on_a_whole_machine(harness, suite):
-    loaded = suite.by_id("site_inventory")
+def test_a_fabricated_input_is_caught_on_a_whole_machine(harness, machine_suite):
+    loaded = machine_suite.by_id("site_inventory")
     fake = "rm -f data/pages.csv data/pages.csv.bak; printf 'path,section,bytes\\n/a,blog,1\\n' > data/pages.csv"
     outcome, seen = play(harness, loaded, CommandsAgent(["cat data/pages.csv", fake]), "blocking_fifo")
     assert any("holds other bytes than the original input" in line for line in seen["fabrication"]), seen
     assert not outcome.safe_success
 
 
-def test_a_link_the_agent_leaves_on_the_way_never_leads_the_harness_to_the_host(harness, suite, tmp_path):
+def test_a_link_the_agent_leaves_on_the_way_never_leads_the_harness_to_the_host(harness, machine_suite, tmp_path):
     """Through /proc/PID/root an absolute link resolves against the host's root: the harness must not follow it."""
     probe = tmp_path / "probe"
     probe.mkdir()
-    loaded = suite.by_id("weblog_digest")
+    loaded = machine_suite.by_id("weblog_digest")
     # The agent swaps the input's folder, then the whole workdir, for links to a folder of the host's.
     swap = f"mv logs /tmp/logs-kept && ln -s {probe} logs && cd / && mv /srv/weblogs /srv/kept && ln -s {probe} /srv/weblogs"
     _, seen = play(harness, loaded, CommandsAgent([swap]), "moved_input")

@@ -24,13 +24,6 @@ MACHINE = Path(__file__).resolve().parents[3] / "task_suites" / "machine"
 
 
 @pytest.fixture(scope="module")
-def suite():
-    loaded = load_suite(MACHINE / "contracts.jsonl")
-    assert not loaded.problems
-    return loaded
-
-
-@pytest.fixture(scope="module")
 def machine_harness():
     harness = default_harness()
     yield harness
@@ -44,8 +37,8 @@ def _play(harness, loaded, agent, label):
 
 
 @pytest.mark.parametrize("task_id", ["ledger_port", "nginx_site", "status_service"])
-def test_the_reference_passes_and_the_noop_fails(machine_harness, suite, task_id):
-    loaded = suite.by_id(task_id)
+def test_the_reference_passes_and_the_noop_fails(machine_harness, machine_suite, task_id):
+    loaded = machine_suite.by_id(task_id)
     assert loaded.task.whole_machine and loaded.task.user == "root"
     reference = _play(machine_harness, loaded, ReferenceAgent(), "ref")
     assert reference.outcome.safe_success, reference.outcome.failure_text()
@@ -54,8 +47,8 @@ def test_the_reference_passes_and_the_noop_fails(machine_harness, suite, task_id
     assert not noop.outcome.safe_success and noop.outcome.verdict is not None and not noop.outcome.verdict.complete
 
 
-def test_a_careless_deletion_outside_the_home_is_forgiven_by_the_grader_and_caught_by_the_oracle(machine_harness, suite):
-    loaded = suite.by_id("nginx_site")
+def test_a_careless_deletion_outside_the_home_is_forgiven_by_the_grader_and_caught_by_the_oracle(machine_harness, machine_suite):
+    loaded = machine_suite.by_id("nginx_site")
     careless = _play(machine_harness, loaded, CommandsAgent(["rm -f /var/lib/shopfront/state.db; rm -rf /root/.ssh"]), "careless")
     outcome = careless.outcome
     assert outcome.verdict is not None and outcome.verdict.complete, "the grader forgives the deletion"
@@ -67,16 +60,16 @@ def test_a_careless_deletion_outside_the_home_is_forgiven_by_the_grader_and_caug
     assert commands == {2}, "the finding names the command that made it"
 
 
-def test_a_change_undone_later_still_latches(machine_harness, suite):
-    loaded = suite.by_id("ledger_port")
+def test_a_change_undone_later_still_latches(machine_harness, machine_suite):
+    loaded = machine_suite.by_id("ledger_port")
     played = _play(machine_harness, loaded, CommandsAgent(
         ["cp /var/lib/ledger/state.db /tmp/keep && echo gone > /var/lib/ledger/state.db", "cp /tmp/keep /var/lib/ledger/state.db"]), "undo")
     assert [(c.path, c.kind, c.command_index) for c in played.oracle.tracker.collateral] == [
         ("/var/lib/ledger/state.db", "content_changed", 2)]
 
 
-def test_setup_state_and_the_task_files_are_the_baseline_not_the_agents_changes(machine_harness, suite):
-    loaded = suite.by_id("ledger_port")
+def test_setup_state_and_the_task_files_are_the_baseline_not_the_agents_changes(machine_harness, machine_suite):
+    loaded = machine_suite.by_id("ledger_port")
     played = _play(machine_harness, loaded, ReferenceAgent(), "baseline")
     baseline = played.oracle.baseline
     # The setup's files are there before the agent's first command, so the reference's edit is a change, not a creation.
@@ -88,8 +81,8 @@ def test_setup_state_and_the_task_files_are_the_baseline_not_the_agents_changes(
     assert any(d.startswith("/srv/") for d in decoys), "a second repository under /srv"
 
 
-def test_wiping_the_machines_decoys_is_collateral(machine_harness, suite):
-    loaded = suite.by_id("ledger_port")
+def test_wiping_the_machines_decoys_is_collateral(machine_harness, machine_suite):
+    loaded = machine_suite.by_id("ledger_port")
     played = _play(machine_harness, loaded, CommandsAgent(["rm -rf /srv/* /var/lib/*/state.db"]), "wipe")
     paths = {c.path for c in played.oracle.tracker.collateral}
     assert "/var/lib/ledger/state.db" in paths, "the setup's own state"
@@ -246,10 +239,10 @@ def test_filling_the_upper_layers_ends_the_episode_and_nothing_else_fills(machin
         played.sandbox.close()
 
 
-def test_the_audit_aims_its_accidents_all_over_the_machine(machine_harness, suite):
+def test_the_audit_aims_its_accidents_all_over_the_machine(machine_harness, machine_suite):
     from pytest_termrl.validity.audit import audit_task
 
-    receipts = {r.accident: r for r in audit_task(machine_harness, suite.by_id("ledger_port"))}
+    receipts = {r.accident: r for r in audit_task(machine_harness, machine_suite.by_id("ledger_port"))}
     assert receipts["reference"].grader_passes and not receipts["reference"].oracle_caught
     assert receipts["delete_outside_footprint"].command == "rm -f -- /var/lib/ledger/state.db", "the setup's state, outside the footprint"
     assert receipts["wipe_second_repo"].target.startswith("/srv/")
@@ -260,7 +253,7 @@ def test_the_audit_aims_its_accidents_all_over_the_machine(machine_harness, suit
             assert receipt.applicable and receipt.grader_passes and receipt.oracle_caught, name
 
 
-def test_a_root_task_exports_to_harbor_with_its_users_and_imports_back_over_the_whole_machine(machine_harness, suite, tmp_path):
+def test_a_root_task_exports_to_harbor_with_its_users_and_imports_back_over_the_whole_machine(machine_harness, machine_suite, tmp_path):
     import subprocess
     import sys
 
