@@ -13,7 +13,9 @@ from __future__ import annotations
 import base64
 import os
 import shutil
+import stat
 from pathlib import Path, PurePosixPath
+from typing import Callable
 
 from ..tasks.model import Task
 from .inside.script_runner import ARTIFACT_BYTES, collect_artifacts, read_capped
@@ -71,8 +73,13 @@ def collect(home: Path, task: Task) -> tuple[dict[str, str], list[str]]:
 
 def keep_only_artifacts(home: Path, task: Task) -> list[str]:
     """Remove from the home's copy all but the declared artifacts (a separate verifier's view): the paths removed."""
-    keep = {rel for rel in (_relative(task, s) for s in task.artifacts) if rel is not None}
-    if "" in keep:
+    return prune_to(home, {rel for rel in (_relative(task, s) for s in task.artifacts) if rel is not None})
+
+
+def prune_to(top: Path, keep: set[str], folder_kept: Callable[[Path], None] = lambda _: None) -> list[str]:
+    """Remove below ``top`` all but ``keep`` (paths relative to it; '' or '.' keeps all) and the real folders that lead
+    there, never following a link: the paths removed. ``folder_kept`` sees ``top`` and each folder kept on the way."""
+    if keep & {"", "."}:
         return []
     ancestors = {str(parent) for rel in keep for parent in PurePosixPath(rel).parents if str(parent) != "."}
     removed: list[str] = []
@@ -83,14 +90,17 @@ def keep_only_artifacts(home: Path, task: Task) -> list[str]:
             path = folder / entry
             if rel in keep:
                 continue
-            if rel in ancestors and path.is_dir() and not path.is_symlink():
+            is_dir = stat.S_ISDIR(os.lstat(path).st_mode)
+            if rel in ancestors and is_dir:
+                folder_kept(path)
                 prune(path, rel)
                 continue
-            if path.is_dir() and not path.is_symlink():
+            if is_dir:
                 shutil.rmtree(path)
             else:
                 path.unlink()
             removed.append(rel)
 
-    prune(home, "")
+    folder_kept(top)
+    prune(top, "")
     return removed

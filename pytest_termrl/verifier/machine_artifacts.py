@@ -18,7 +18,6 @@ from __future__ import annotations
 import base64
 import errno
 import os
-import shutil
 import stat
 from pathlib import Path, PurePosixPath
 
@@ -27,7 +26,7 @@ from ..sandbox.base import LayeredRoot, Sandbox
 from ..sandbox.build.view import OPAQUE_XATTRS
 from ..sandbox.reach import Anchored
 from ..tasks.model import Task
-from .declared_artifacts import PREFIX
+from .declared_artifacts import PREFIX, prune_to
 from .inside.script_runner import ARTIFACT_BYTES, collect_artifacts, read_capped
 
 
@@ -106,35 +105,6 @@ def _drop_opaque(path: Path) -> None:
             continue
 
 
-def _prune(upper: Path, keep: set[str]) -> list[str]:
-    """Remove from a copied upper layer all but ``keep`` and the real folders that lead there: the paths removed."""
-    if "." in keep:
-        return []
-    ancestors = {str(parent) for rel in keep for parent in PurePosixPath(rel).parents if str(parent) != "."}
-    removed: list[str] = []
-
-    def prune(folder: Path, rel_dir: str) -> None:
-        for entry in sorted(os.listdir(folder)):
-            rel = f"{rel_dir}/{entry}" if rel_dir else entry
-            path = folder / entry
-            if rel in keep:
-                continue
-            info = os.lstat(path)
-            if rel in ancestors and stat.S_ISDIR(info.st_mode):
-                _drop_opaque(path)
-                prune(path, rel)
-                continue
-            if stat.S_ISDIR(info.st_mode):
-                shutil.rmtree(path)
-            else:
-                path.unlink()
-            removed.append(rel)
-
-    _drop_opaque(upper)
-    prune(upper, "")
-    return removed
-
-
 def keep_only_artifacts(root: LayeredRoot, task: Task) -> list[str]:
     """Prune the snapshot's agent layers to the declared artifacts (a separate verifier's machine): the paths removed."""
     if not root.slots:
@@ -144,5 +114,5 @@ def keep_only_artifacts(root: LayeredRoot, task: Task) -> list[str]:
     removed: list[str] = []
     for mount, layers in root.slots:
         if layers and layers[0].is_dir():
-            removed += [f"{mount.rstrip('/')}/{rel}" for rel in _prune(layers[0], paths[mount])]
+            removed += [f"{mount.rstrip('/')}/{rel}" for rel in prune_to(layers[0], paths[mount], _drop_opaque)]
     return removed
