@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
 from pathlib import Path
 
 from ..base import IsolatedRequest, IsolatedRun
@@ -22,9 +23,11 @@ from .spares import collect
 
 
 
-def _mount_point(uppers: dict[str, tuple[Path, Path]], inside: str, is_dir: bool, owner: int) -> None:
+def _mount_point(uppers: dict[str, tuple[Path, Path]], lowers: dict[str, tuple[Path, ...]], inside: str, is_dir: bool,
+                 owner: int) -> None:
     """The grader's mount point made in this run's own upper, over whatever the image has there (a link whose target
-    is gone, a file): bubblewrap then mounts on it instead of following the image's link."""
+    is gone, a file): bubblewrap then mounts on it instead of following the image's link. The folders on the way keep
+    the mode and owner the layers below show (a trusted mount under /tmp must not make /tmp 0755 for the grader)."""
     mount = max((m for m in uppers if inside == m or inside.startswith(m.rstrip("/") + "/")), key=len)
     upper = uppers[mount][0]
     rel = inside[len(mount.rstrip("/")):].strip("/")
@@ -34,14 +37,27 @@ def _mount_point(uppers: dict[str, tuple[Path, Path]], inside: str, is_dir: bool
     for part in rel.split("/")[:-1]:
         parent = parent / part
         if not parent.is_dir():
-            parent.mkdir(mode=0o755)
-            os.chown(parent, owner, owner)
+            shown = _shown_folder(lowers.get(mount, ()), parent.relative_to(upper))
+            parent.mkdir()
+            os.chmod(parent, stat.S_IMODE(shown.st_mode) if shown else 0o755)
+            os.chown(parent, shown.st_uid if shown else owner, shown.st_gid if shown else owner)
     point = upper / rel
     if is_dir:
         point.mkdir(mode=0o755)
     else:
         point.touch(mode=0o644)
     os.chown(point, owner, owner)
+
+
+def _shown_folder(lowers: tuple[Path, ...], rel: Path) -> os.stat_result | None:
+    """The folder at ``rel`` in the topmost layer that has one (never through a link), or None."""
+    for lower in lowers:
+        try:
+            st = os.lstat(lower / rel)
+        except OSError:
+            continue
+        return st if stat.S_ISDIR(st.st_mode) else None
+    return None
 
 
 def run_layered(bwrap: str, folder: Path, request: IsolatedRequest) -> IsolatedRun:
@@ -54,8 +70,9 @@ def run_layered(bwrap: str, folder: Path, request: IsolatedRequest) -> IsolatedR
     try:
         limits.setup()
         uppers = make_slot_folders(folder, [mount for mount, _ in root.slots], ids.base)
+        layers = dict(root.slots)
         for mount in request.mounts:
-            _mount_point(uppers, mount.sandbox_path, mount.host_path.is_dir(), ids.base)
+            _mount_point(uppers, layers, mount.sandbox_path, mount.host_path.is_dir(), ids.base)
         slots = [LayerSlot(mount, lowers, *uppers[mount]) for mount, lowers in root.slots]
         account = Account(root.uid, root.gid, root.user, root.home)
         secret_r, secret_w = os.pipe()

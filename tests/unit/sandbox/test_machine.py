@@ -319,3 +319,18 @@ def test_a_killed_run_leaves_no_mount_and_no_folder_after_the_next_cleanup(tmp_p
     assert not list(workroot.glob(f"sbx-{holder.pid}-*"))
     shutil.rmtree(workroot, ignore_errors=True)
     assert os.path.isdir("/usr/bin") and os.listdir("/usr/bin"), "the host's folders are untouched"
+
+
+def test_a_graders_mount_point_under_tmp_keeps_the_folders_the_layers_show(tmp_path):
+    """A trusted mount whose path lies under /tmp (a toolchain in /tmp/ci/.venv) is made in the grader's own upper; the
+    folders on the way take the mode the layers below show, so /tmp stays writable for a grader that is not root."""
+    from pytest_termrl.sandbox.bwrap.machine_run import _mount_point
+
+    upper, work, lower = tmp_path / "upper", tmp_path / "work", tmp_path / "lower"
+    for folder in (upper, work, lower / "tmp"):
+        folder.mkdir(parents=True)
+    os.chmod(lower / "tmp", 0o1777)
+    _mount_point({"/": (upper, work)}, {"/": (lower,)}, "/tmp/ci/.venv/lib", True, os.getuid())
+    assert oct(os.stat(upper / "tmp").st_mode & 0o7777) == oct(0o1777)
+    assert oct(os.stat(upper / "tmp" / "ci").st_mode & 0o7777) == oct(0o755), "a folder no layer has: 0755"
+    assert (upper / "tmp" / "ci" / ".venv" / "lib").is_dir()
