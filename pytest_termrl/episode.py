@@ -16,9 +16,9 @@ setup hook (``setup.sh`` among them) run there as the agent's user, then its own
 tried: the harness's doing, not the agent's, so the collateral oracle takes what they changed
 into its baseline (``OracleFindings.rebaseline``); a step whose files cannot be placed, whose
 hook fails or whose check never passes ends the episode there as a harness error, as Harbor
-ends the trial. The command and time
-limits hold per step; the monitors watch every command of every step. A step whose reward falls below its ``min_reward``, or whose
-grader fails, ends the episode there. The verdict is every step's (``step-N::<test>``),
+ends the trial. The command and time limits hold per step; the monitors watch every command
+of every step. A step whose reward falls below its ``min_reward``, or whose grader fails,
+ends the episode there. The verdict is every step's (``step-N::<test>``),
 combined as :mod:`pytest_termrl.verifier.steps` says; the transcript holds the steps'
 conversations one after another, and the usage every step's counts.
 """
@@ -417,18 +417,19 @@ class MultiStepEpisode(Episode):
         workdir, timeout_s = self.task.workdir, self.sandbox.settings.setup_timeout_s
         where = f"step {index + 1} ({step.name})"
         oracles = [monitor for monitor in self.monitors if isinstance(monitor, OracleFindings)]
-        if step.files is not None:
-            placed = place_files(self.sandbox, step.files, workdir, timeout_s, f"{where}, steps/{step.name}/workdir/")
+
+        def taken_in(paths: tuple[str, ...] | None) -> None:
             for oracle in oracles:
-                oracle.rebaseline(workdir, placed.paths)
+                oracle.rebaseline(workdir, paths)
+
+        if step.files is not None:
+            taken_in(place_files(self.sandbox, step.files, workdir, timeout_s, f"{where}, steps/{step.name}/workdir/").paths)
         if step.setup_hook is not None:
             run_hook(self.sandbox, step.setup_hook, workdir, timeout_s, f"{where}: its setup hook steps/{step.name}/workdir/{step.setup_hook}")
-            for oracle in oracles:
-                oracle.rebaseline(workdir, None)
+            taken_in(None)
         if step.healthcheck is not None:
             check_healthy(self.sandbox, step.healthcheck, workdir, f"{where}: its healthcheck")
-            for oracle in oracles:
-                oracle.rebaseline(workdir, None)
+            taken_in(None)
 
     def grade_step(self, index: int) -> Verdict:
         """Grade a snapshot of the home with step ``index``'s checks."""
