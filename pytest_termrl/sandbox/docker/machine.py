@@ -270,7 +270,7 @@ class DockerMachineSandbox(Sandbox):
         self._shell.workdir = self._workdir
         container = self._start_container(size)
         passwd = self._folder / "passwd"
-        passwd.write_text(root_output(container, "cat /etc/passwd", []), errors="surrogateescape")
+        passwd.write_bytes(self._file_bytes("/etc/passwd"))  # the engine's archive, not an exec whose output can come back empty
         user = task.user or "user"
         self.account = resolve_account(user, passwd)
         self._user = shell_user(user, self.account)
@@ -405,17 +405,19 @@ class DockerMachineSandbox(Sandbox):
         except Exception:  # noqa: BLE001 - removed or replaced by the agent: nothing to carry
             return b""
 
-    def _passwd_at(self, dest: Path) -> None:
-        """The machine's /etc/passwd as the snapshot has it, for :meth:`layered_root` to name the grader's account."""
-        text = b""
-        archive = self._file_archive("/etc/passwd")
+    def _file_bytes(self, path: str) -> bytes:
+        """The regular file at ``path`` of the container; b"" when it is not one (a link, removed)."""
         try:
-            with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+            with tarfile.open(fileobj=io.BytesIO(self._file_archive(path))) as tar:
                 member = tar.extractfile(tar.getmembers()[0])
-                text = member.read() if member is not None else b""
-        except (tarfile.TarError, IndexError):  # a passwd the agent replaced by a link, or removed: root still grades
-            pass
-        (dest / "passwd").write_bytes(text)
+                return member.read() if member is not None else b""
+        except (tarfile.TarError, IndexError):
+            return b""
+
+    def _passwd_at(self, dest: Path) -> None:
+        """The machine's /etc/passwd as the snapshot has it, for :meth:`layered_root` to name the grader's account
+        (a passwd the agent replaced by a link, or removed: root still grades)."""
+        (dest / "passwd").write_bytes(self._file_bytes("/etc/passwd"))
 
     def _network_files_at(self, dest: Path) -> None:
         """The machine's network files, read from the upper layer, one archive each: a fresh container's init layer
