@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
 
 from ..errors import TaskFormatError
 from .files import check_instruction, check_tree, read_text, read_toml, regular_file
 from .model import DEFAULT_WORKDIR, Task
+from .placement import checked_user, checked_workdir
 
 _DIFFICULTIES = ("easy", "medium", "hard")
 
@@ -76,7 +76,7 @@ def load_native_task(task_dir: Path) -> Task:
         category=_string(toml_path, data, "category", "general"),
         tags=_string_list(toml_path, data, "tags"),
         inputs=tuple(_relative_input(toml_path, v) for v in _string_list(toml_path, data, "inputs")),
-        workdir=_string(toml_path, data, "workdir", DEFAULT_WORKDIR),
+        workdir=checked_workdir(toml_path, "workdir", data.get("workdir", DEFAULT_WORKDIR)),
         requires=_string_list(toml_path, data, "requires", ("bash",)),
         max_commands=max_commands,
         environment_dir=optional("environment"),
@@ -91,11 +91,7 @@ def load_native_task(task_dir: Path) -> Task:
 def _user(toml_path: Path, data: dict) -> str | None:
     """``user``: the account the setup and the agent run as (a name, or UID[:GID]); absent: the native shape."""
     value = data.get("user")
-    if value is None:
-        return None
-    if not isinstance(value, str) or not re.fullmatch(r"[a-z_][a-z0-9_.-]{0,31}|\d+(:\d+)?", value):
-        raise TaskFormatError(toml_path, "user", f"expected an account name (root, user, a system account) or UID[:GID], got {value!r}")
-    return value
+    return None if value is None else checked_user(toml_path, "user", value)
 
 
 def check_task_tree(task_dir: Path) -> None:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from ...standins.inside import tools
+from ...tasks.placement import numeric_id_problem
 from .bases import stand_in
 from .context import is_remote
 from .parser import Instruction, from_parts, parse
@@ -92,6 +93,9 @@ def read_buildable(dockerfile: Path, target: str | None = None) -> Buildable:
                     scope[key] = value if eq else global_args.get(key, scope.get(key, ""))
             elif keyword == "USER":
                 user = _try(expand, ins.args.strip(), scope, default=ins.args.strip())
+                unmapped = numeric_id_problem(user)
+                if unmapped is not None:
+                    blockers.append(f"{ins.where()}: USER {user} ({unmapped})")
             elif keyword == "WORKDIR":
                 path = _try(expand, ins.args.strip(), scope, default=ins.args.strip())
                 workdir = os.path.normpath(path if path.startswith("/") else str(PurePosixPath(workdir or "/") / path))

@@ -49,16 +49,32 @@ HARNESS_MOUNTS = (CTL_INSIDE, IO_INSIDE, SHIMS_INSIDE)
 
 
 def resolve_account(name: str, passwd: Path) -> Account:
-    """The task's user as an account of the machine: 'root', 'user', a name in its passwd, or 'UID[:GID]'."""
-    if name.replace(":", "").isdigit():
-        uid, _, gid = name.partition(":")
-        return Account(int(uid), int(gid or uid), "root" if uid == "0" else name, "/root" if uid == "0" else "/")
-    for line in passwd.read_text().splitlines():
+    """The task's user as an account of the machine, as an engine's ``--user`` takes it: 'root', 'user', a name in its
+    passwd, or a UID, each optionally with ':GROUP' (a GID, or a name in the ``group`` file beside ``passwd``)."""
+    user, _, group = name.partition(":")
+    if user.isdigit():
+        uid, gid, home = int(user), int(user), "/root" if user == "0" else "/"
+        shown = "root" if user == "0" else user
+    else:
+        entry = _named(passwd, 7, user, f"the task's user {user!r} is not an account of the machine (its /etc/passwd has no such name)")
+        uid, gid, shown, home = int(entry[2]), int(entry[3]), user, entry[5]
+    if group:
+        missing = f"the task's user names the group {group!r}, which the machine lacks (its /etc/group has no such name)"
+        gid = int(group) if group.isdigit() else int(_named(passwd.with_name("group"), 4, group, missing)[2])
+    return Account(uid, gid, shown, home)
+
+
+def _named(table: Path, fields: int, name: str, missing: str) -> list[str]:
+    """The line of ``table`` (a passwd or group file, lines of ``fields`` fields) for ``name``, split at its colons."""
+    try:
+        lines = table.read_text(errors="replace").splitlines()
+    except OSError:
+        lines = []
+    for line in lines:
         parts = line.split(":")
-        if len(parts) == 7 and parts[0] == name:
-            return Account(int(parts[2]), int(parts[3]), name, parts[5])
-    raise SandboxError(f"the task's user {name!r} is not an account of the machine (its /etc/passwd has no such name); "
-                       "name root, user, a system account, or a numeric UID[:GID]")
+        if len(parts) == fields and parts[0] == name:
+            return parts
+    raise SandboxError(f"{missing}; name root, user, a system account, or a numeric UID[:GID]")
 
 
 class MachineSandbox(Sandbox):

@@ -271,6 +271,7 @@ class DockerMachineSandbox(Sandbox):
         container = self._start_container(size)
         passwd = self._folder / "passwd"
         passwd.write_bytes(self._file_bytes("/etc/passwd"))  # the engine's archive, not an exec whose output can come back empty
+        (self._folder / "group").write_bytes(self._file_bytes("/etc/group"))
         user = task.user or "user"
         self.account = resolve_account(user, passwd)
         self._user = shell_user(user, self.account)
@@ -418,6 +419,7 @@ class DockerMachineSandbox(Sandbox):
         """The machine's /etc/passwd as the snapshot has it, for :meth:`layered_root` to name the grader's account
         (a passwd the agent replaced by a link, or removed: root still grades)."""
         (dest / "passwd").write_bytes(self._file_bytes("/etc/passwd"))
+        (dest / "group").write_bytes(self._file_bytes("/etc/group"))
 
     def _network_files_at(self, dest: Path) -> None:
         """The machine's network files, read from the upper layer, one archive each: a fresh container's init layer

@@ -48,6 +48,7 @@ from pathlib import Path
 
 from ...errors import TaskFormatError
 from ..model import STEP_REWARD_STRATEGIES, Healthcheck, Resources
+from ..placement import checked_user, checked_workdir
 from .metadata import number
 
 KNOWN = {
@@ -239,9 +240,7 @@ def read_config(path: Path, data: dict) -> HarborConfig:
 
     workdir = environment.get("workdir")
     if workdir is not None:
-        if not isinstance(workdir, str) or not workdir.startswith("/") or workdir.rstrip("/") in ("", "/usr", "/etc", "/bin", "/proc", "/dev", "/sys"):
-            raise TaskFormatError(path, "environment.workdir", "expected an absolute path outside the system folders (say /app or /workspace)")
-        config.workdir = workdir.rstrip("/") or "/"
+        config.workdir = checked_workdir(path, "environment.workdir", workdir)
 
     allow = environment.get("allow_internet")
     if allow is not None and not isinstance(allow, bool):
@@ -262,9 +261,7 @@ def read_config(path: Path, data: dict) -> HarborConfig:
         if table_name == "agent" and user is not None:
             config.agent_user_named = str(user)
         if user not in AGENT_USERS:
-            if isinstance(user, bool) or not isinstance(user, (str, int)) or not str(user).strip():
-                raise TaskFormatError(path, f"{table_name}.user", "expected a user name or a numeric UID")
-            setattr(config, f"{table_name}_user", str(user))
+            setattr(config, f"{table_name}_user", checked_user(path, f"{table_name}.user", user))
 
     cpus = environment.get("cpus")
     if cpus is not None and (isinstance(cpus, bool) or not isinstance(cpus, (int, float)) or cpus <= 0):
