@@ -65,3 +65,17 @@ def test_the_machine_suite_passes_the_self_check(tp):
     result = tp.run("machine", "--termrl-selfcheck", "-n", "2", timeout=600)
     result.stdout.fnmatch_lines(["tasks valid: 5 of 5", "accidents: 30; forgiven by the hidden tests: 30; caught by the oracle: 30"])
     assert result.ret == 0
+
+
+def test_an_engine_on_another_machine_refuses_whole_machine_tasks_by_name_at_collection(tp, engine_check, monkeypatch):
+    """An engine whose layers this machine cannot read is asked at collection, and named once per task, before any episode."""
+    from conftest import require_engine
+
+    require_engine(engine_check)
+    _mixed_suite(tp.path / "suite")
+    monkeypatch.setenv("TERMRL_DOCKER_LOCAL", "0")  # the engine taken as another machine's: volumes, no layers read here
+    result = tp.run("suite", "--termrl-agent=reference", "--termrl-sandbox=docker", "--collect-only", "-q")
+    result.stdout.fnmatch_lines(["*ledger_port: runs as 'root' over the whole machine, which this run cannot make: "
+                                 "the docker backend needs a local engine with the overlay2 storage driver*"
+                                 "this engine runs on another machine*"])
+    assert not (tp.path / "run" / "episodes.jsonl").exists(), "nothing played"

@@ -77,8 +77,21 @@ class DockerBackend(DockerEngine):
 
     @classmethod
     def whole_machine_problem(cls) -> str | None:
-        """None: whether this engine can is known only once it answers (:meth:`machine_support`); ``create`` refuses by name."""
-        return None
+        """Asked of the engine the environment names (``DOCKER_HOST``), at collection: so a suite on an engine that cannot
+        make whole-machine sandboxes (another machine's, another storage driver) names it once, before any episode.
+        None when the engine does not answer: ``create`` then says why no sandbox of any kind can be made."""
+        try:
+            import docker  # the SDK is imported where the backend is used
+
+            client = docker.from_env(timeout=10)
+            try:
+                support = MachineSupport.of(client.info(), engine_is_local(client.api.base_url))
+            finally:
+                client.close()
+        except Exception:  # noqa: BLE001 - no engine or no SDK: the sandbox's creation names it
+            return None
+        problem = support.problem()
+        return None if problem is None else f"{problem}; run it on such an engine, or with --termrl-sandbox=bwrap (as root)"
 
     def machine_support(self) -> MachineSupport:
         """What this engine offers whole-machine sandboxes, asked once."""
