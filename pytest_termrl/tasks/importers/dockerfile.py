@@ -8,7 +8,6 @@ import os
 import re
 import shlex
 import shutil
-import subprocess
 from collections.abc import Set
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -19,23 +18,10 @@ from ...sandbox.build.parser import Instruction, from_parts, parse
 from ...sandbox.build.shell_words import expand, expand_heredoc, expand_words
 from ..files import read_text
 from ..model import ImageSpec
+from .package_installs import install_packages, needs_nothing, sandbox_satisfies
 from .scripts import network_need, split_segments
-from .toolchains import PACKAGE_COMMANDS, SANDBOX_PATH, sandbox_has
-HARNESS_ONLY_PACKAGES = {"tmux", "asciinema"}
-"""Installed by Terminal-Bench images for its own tmux-driven harness, not for the task."""
-GRADER_TOOLING = re.compile(r"^(?:pytest(?:-[\w.-]+)?|pluggy|iniconfig)$", re.I)
-"""pip packages the trusted toolchain stands in for."""
-GRADER_TOOLING_APT = re.compile(r"^python3-(?:pytest(?:-[\w.-]+)?|pluggy|iniconfig)$", re.I)
-"""The same, as Debian packages (an exported task's image installs python3-pytest for its grader)."""
-_APT_COMMAND = {
-    "python3-pip": "pip3", "coreutils": "ls", "procps": "ps", "findutils": "find", "build-essential": "gcc",
-    "git-core": "git", "xz-utils": "xz", "bsdmainutils": "column", "util-linux": "lsblk", "iproute2": "ip",
-    "dnsutils": "dig", "netcat-openbsd": "nc", "netcat": "nc", "openssh-client": "ssh", "vim-tiny": "vi",
-    "gawk": "awk", "sqlite3": "sqlite3", "python-is-python3": "python", "bash": "bash", "grep": "grep",
-    "sed": "sed", "tar": "tar", "gzip": "gzip", "bzip2": "bzip2", "zip": "zip", "unzip": "unzip",
-}
-_APT_ALWAYS = {"ca-certificates", "locales", "tzdata", "apt-utils", "lsb-release", "gnupg"}
-_PIP_MODULE = {"pyyaml": "yaml", "scikit-learn": "sklearn", "pillow": "PIL", "beautifulsoup4": "bs4", "python-dateutil": "dateutil"}
+from .toolchains import PACKAGE_COMMANDS, sandbox_has
+
 _GENERIC_BASE = re.compile(
     r"^(?:(?:docker\.io/)?(?:library/)?(?:ubuntu|debian|python|buildpack-deps)(?::[\w.-]+)?(?:@sha256:[0-9a-f]+)?"
     r"|ghcr\.io/laude-institute/t-bench/(?:python|ubuntu)[\w.-]*(?::[\w.-]+)?)$",
@@ -51,54 +37,6 @@ def is_generic_base(image: str) -> bool:
     """An image that is just 'a Linux with bash (and Python)', the harness's own base included: what a bwrap sandbox already is."""
     image = image.strip()
     return bool(_GENERIC_BASE.match(image)) or image.split("@")[0].split(":")[0] == HARNESS_BASE_REPOSITORY
-
-
-def _host_command(name: str) -> bool:
-    return shutil.which(name, path=SANDBOX_PATH) is not None
-
-
-_SANDBOX_PYTHON_MODULES: dict[str, bool] = {}
-
-
-def _sandbox_python_has(module: str) -> bool:
-    """Whether the python3 a bwrap sandbox sees (the host's /usr) imports ``module``."""
-    if module not in _SANDBOX_PYTHON_MODULES:
-        python = shutil.which("python3", path=SANDBOX_PATH)
-        ok = False
-        if python:
-            probe = "import importlib.util,sys; sys.exit(importlib.util.find_spec(sys.argv[1]) is None)"
-            try:
-                ok = subprocess.run([python, "-I", "-c", probe, module], capture_output=True, timeout=20).returncode == 0
-            except (OSError, subprocess.TimeoutExpired):
-                ok = False
-        _SANDBOX_PYTHON_MODULES[module] = ok
-    return _SANDBOX_PYTHON_MODULES[module]
-
-
-def _install_packages(segment: str) -> tuple[str, list[str]] | None:
-    """('apt'|'pip', packages) when the segment installs packages, else None."""
-    try:
-        words = shlex.split(segment)
-    except ValueError:
-        return None
-    words = [w for w in words if w not in ("sudo", "env", "DEBIAN_FRONTEND=noninteractive")]
-    if not words:
-        return None
-    if words[0] in ("apt-get", "apt") and "install" in words:
-        rest = words[words.index("install") + 1:]
-        return "apt", [w.split("=")[0] for w in rest if not w.startswith("-")]
-    pip = None
-    if words[0] in ("pip", "pip3") and len(words) > 1 and words[1] == "install":
-        pip = words[2:]
-    elif len(words) > 3 and re.match(r"python3?$", words[0]) and words[1:4] == ["-m", "pip", "install"]:
-        pip = words[4:]
-    elif words[:3] == ["uv", "pip", "install"]:
-        pip = words[3:]
-    if pip is not None:
-        if any(w in ("-r", "--requirement", "-e", "--editable") or w.startswith("-r") for w in pip):
-            return "pip", ["<requirements file>"]
-        return "pip", [re.split(r"[<>=!~\[;]", w)[0] for w in pip if not w.startswith("-")]
-    return None
 
 
 _HEREDOC_SOURCE = re.compile(r"^<<-?([A-Za-z_][\w.-]*)$")
@@ -278,29 +216,20 @@ def plan_dockerfile(
                     target = chown.group(1).rstrip("/") or "/"
                     agent_chowns.append((lineno, target if target.startswith("/") else str(PurePosixPath(cwd) / target), segment))
                     continue
-                install = _install_packages(segment)
+                install = install_packages(segment)
                 if install is not None:
                     plan.image_installs = True
                     manager, packages = install
                     missing, toolchains = [], []
                     for package in packages:
-                        if manager == "apt":
-                            if package in HARNESS_ONLY_PACKAGES or package in _APT_ALWAYS or GRADER_TOOLING_APT.match(package):
-                                continue
-                            if package in PACKAGE_COMMANDS:
-                                # A compiler or runtime: the host's serves when the sandbox sees it.
-                                if PACKAGE_COMMANDS[package] not in plan.toolchains:
-                                    plan.toolchains.append(PACKAGE_COMMANDS[package])
-                                if not sandbox_has(PACKAGE_COMMANDS[package]):
-                                    toolchains.append(package)
-                            elif not _host_command(_APT_COMMAND.get(package, package)):
-                                missing.append(package)
-                        else:
-                            if GRADER_TOOLING.match(package):
-                                continue
-                            module = _PIP_MODULE.get(package.lower(), package.replace("-", "_"))
-                            if package == "<requirements file>" or not _sandbox_python_has(module):
-                                missing.append(package)
+                        if manager == "apt" and package in PACKAGE_COMMANDS and not needs_nothing("apt", package):
+                            # A compiler or runtime: the host's serves when the sandbox sees it.
+                            if PACKAGE_COMMANDS[package] not in plan.toolchains:
+                                plan.toolchains.append(PACKAGE_COMMANDS[package])
+                            if not sandbox_has(PACKAGE_COMMANDS[package]):
+                                toolchains.append(package)
+                        elif not needs_nothing(manager, package) and not sandbox_satisfies(manager, package):
+                            missing.append(package)
                     if toolchains:
                         plan.missing_toolchains += [(lineno, package) for package in toolchains]
                         plan.toolchain_blockers.append(f"{where}: installs the toolchain {', '.join(toolchains)} over the network ({manager})")
