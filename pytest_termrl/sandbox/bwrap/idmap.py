@@ -121,9 +121,3 @@ def idmapped_mount(source: str, target: Path, userns_fd: int | None, *, nosuid: 
                f"move_mount({source} -> {target})")
     finally:
         os.close(fd)
-
-
-def unmount(target: Path) -> None:
-    """Detach a mount the harness made (lazily: a sandbox still starting may hold it)."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.umount2(os.fsencode(str(target)), 2)  # MNT_DETACH

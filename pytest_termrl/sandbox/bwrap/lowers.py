@@ -29,7 +29,8 @@ from pathlib import Path
 
 from ...errors import SandboxError
 from ..hostfs import copy_tree
-from .idmap import HeldNamespace, IdRange, idmapped_mount, unmount
+from ..storage import unmount
+from .idmap import HeldNamespace, IdRange, idmapped_mount
 
 SYSTEM_FOLDERS = ("usr", "etc", "var", "opt", "bin", "sbin", "lib", "lib32", "lib64", "libx32")
 """Top-level host folders that stand in for the image (a link among them is a link in the skeleton)."""

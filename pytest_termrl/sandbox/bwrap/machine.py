@@ -23,7 +23,7 @@ from ...errors import SandboxError
 from ...oracle.decoys import plant_decoys, plant_machine_decoys
 from ...oracle.record import ChangeRecord, Slot
 from ...tasks.model import Task
-from ..base import (CommandResult, ControlFiles, ExecRequest, ExecResult, KeystrokeBatch, LayeredRoot, MiB, Sandbox,
+from ..base import (CommandResult, ControlFiles, ExecRequest, ExecResult, KeystrokeBatch, LayeredRoot, Sandbox,
                     SandboxSettings)
 from ..control_files import HostControlFiles
 from ..hostfs import chown_tree, copy_tree
@@ -32,6 +32,7 @@ from ..limits import ResourceLimits, task_settings
 from ..reach import Anchored, ReachedHome
 from ..shell import PersistentShell
 from ..standin_shims import BIN_INSIDE, SHIMS_INSIDE, bwrap_args as standin_args
+from ..storage import storage_size, tmpfs_note
 from ..terminal_fifos import fifo_terminal
 from ..build.accounts import ImageUser, resolve_user
 from ..build.record import BuiltImage
@@ -174,10 +175,10 @@ class MachineSandbox(Sandbox):
             self._limits.release()
             self._limits = ResourceLimits(settings, self._folder.name)
             self._limits.setup()
-        storage = task.resources.storage_mb * MiB if task.resources is not None and task.resources.storage_mb else None
-        if storage is not None:
-            self._storage.resize(storage)
-        notes["storage"] = f"upper layers on a tmpfs of {self._storage.size_bytes // MiB} MiB" + (" (the task's storage_mb)" if storage else "")
+        size, from_task = storage_size(self.settings, task.resources)
+        if from_task:
+            self._storage.resize(size)
+        notes["storage"] = tmpfs_note("upper layers", self._storage.size_bytes, from_task)
         self.enforced_limits = {**self._limits.enforced, **notes}
         if self.image is not None:
             self.enforced_limits["image"] = f"built from {self.image.dockerfile}: {len(self.image.layers)} layers over {self.image.stand_in}"

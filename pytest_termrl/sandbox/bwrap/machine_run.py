@@ -17,7 +17,8 @@ from ..base import IsolatedRequest, IsolatedRun
 from ..layout import AGENT_ENV
 from ..limits import ResourceLimits
 from ..hostfs import copy_tree
-from .idmap import IdRange, idmapped_mount, unmount
+from ..storage import unmount
+from .idmap import IdRange, idmapped_mount
 from .overlay import ROOT_PATH, Account, LayerSlot, enter_as, launch_layered, make_slot_folders
 from .spares import collect
 

@@ -19,8 +19,12 @@ from typing import Callable, Iterator
 
 import pytest
 
+from pytest_termrl.agents.builtin import CommandsAgent
+from pytest_termrl.episode import EpisodeSettings
+from pytest_termrl.harness import Harness
 from pytest_termrl.sandbox import SandboxSettings
 from pytest_termrl.tasks.model import Resources, Task
+from pytest_termrl.tasks.suite import LoadedTask
 
 from .fixtures import termrl_backend_factory  # noqa: F401  (fixture)
 from .host import host_pids_appearing, host_pids_with, unique_sleep
@@ -264,18 +268,42 @@ def test_roots_memory_hog_is_killed_and_the_sandbox_survives(root_sandbox):
     assert sandbox.run("echo ok").output == "ok\n"
 
 
-def test_roots_disk_is_the_upper_layers_limit_and_the_host_fills_nothing(root_sandbox):
-    """The task's storage_mb bounds what root can write; a backend that cannot enforce it here (an engine whose data
-    root is not xfs with project quotas) says so in the sandbox's enforced limits, which every episode records."""
-    sandbox = root_sandbox(storage_mb=32)
-    note = sandbox.enforced_limits.get("storage", "")
-    if note.startswith("not enforced"):
-        asked = "not enforced (storage_mb=32 asked): "
-        assert note.startswith(asked) and len(note) > len(asked), f"the note names the ask and why it is not enforced: {note!r}"
-        return
-    before = os.statvfs(Path(sandbox.change_record().slots[0].upper).parent)
-    result = sandbox.run("dd if=/dev/zero of=/var/fill bs=1M count=128 2>&1; echo rc=$?")
-    assert "No space left on device" in result.output and "rc=0" not in result.output
-    assert sandbox.storage_exhausted()
-    assert before.f_blocks * before.f_frsize <= 33 * 1024 * 1024, "the upper layers lie on a file system of the limit's size"
-    assert sandbox.run("rm /var/fill && echo freed").output.strip() == "freed"
+@pytest.fixture
+def storage_must_hold() -> bool:
+    """Whether the backend under test must enforce a task's ``storage_mb`` here. False: it may say, in its enforced limits,
+    that it does not and why; a project whose backends can (bwrap, docker on a local engine as root) overrides it to True."""
+    return False
+
+
+def test_roots_disk_is_the_upper_layers_limit_and_the_host_fills_nothing(termrl_backend_factory, tmp_path, storage_must_hold):  # noqa: F811
+    """The task's storage_mb bounds what root can write: past it a write fails with ENOSPC inside, the episode ends with
+    ``storage_limit``, and the upper layers lie on a file system of the limit's size, not the host's disk. A backend that
+    cannot enforce it here says so in the sandbox's enforced limits, which every episode records."""
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_x.py").write_text("def test_x():\n    pass\n")
+    task = Task(id="filler", title="filler", instruction="-", root=tmp_path, user="root", workdir="/root",
+                tests_dir=tmp_path / "tests", resources=Resources(storage_mb=32))
+    backend = termrl_backend_factory(SandboxSettings(command_timeout_s=20.0))
+    try:
+        agent = CommandsAgent(["dd if=/dev/zero of=/var/fill bs=1M count=128 2>&1; echo rc=$?", "echo never"], with_reference=False)
+        played = Harness(backend, EpisodeSettings(command_timeout_s=20)).play_fresh(LoadedTask(task, None), agent, "fill", keep_open=True)
+        sandbox = played.sandbox
+        try:
+            note = sandbox.enforced_limits.get("storage", "")
+            if note.startswith("not enforced"):
+                assert not storage_must_hold, f"the backend can enforce storage_mb here, and says: {note!r}"
+                asked = "not enforced (storage_mb=32 asked): "
+                assert note.startswith(asked) and len(note) > len(asked), f"the note names the ask and why it is not enforced: {note!r}"
+                return
+            outcome = played.outcome
+            assert outcome.end_reason == "storage_limit", (outcome.end_reason, outcome.harness_error)
+            assert len(outcome.commands) == 1 and "No space left on device" in outcome.commands[0].output
+            assert "rc=0" not in outcome.commands[0].output
+            assert sandbox.storage_exhausted()
+            layers = os.statvfs(Path(sandbox.change_record().slots[0].upper).parent)
+            assert layers.f_blocks * layers.f_frsize <= 33 * 1024 * 1024, "the upper layers lie on a file system of the limit's size"
+            assert sandbox.run("rm /var/fill && echo freed").output.strip() == "freed" and not sandbox.storage_exhausted()
+        finally:
+            sandbox.close()
+    finally:
+        backend.close()

@@ -18,6 +18,7 @@ import secrets
 import socket
 import threading
 from pathlib import Path
+from typing import Any, Callable
 from urllib.parse import urlparse
 
 from ...errors import SandboxError
@@ -175,11 +176,19 @@ class DockerEngine(SandboxBackend):
         settings: SandboxSettings | None = None,
         network: str | None = None,
         overrides: dict | None = None,
+        before_start: Callable[[Any], None] | None = None,
     ):
-        """Create and start one container; binds are (host path, path inside, read-only); ``network`` a docker network mode."""
+        """Create and start one container; binds are (host path, path inside, read-only); ``network`` a docker network mode;
+        ``before_start(container)`` runs between the two (the container is removed if it raises)."""
         mounts = [self.sdk.types.Mount(inside, host, type="bind", read_only=ro) for host, inside, ro in binds]
         container = self.create_container(role, label, image, mounts, tmpfs_extra=tmpfs_extra, settings=settings, network=network,
                                           overrides=overrides)
+        if before_start is not None:
+            try:
+                before_start(container)
+            except BaseException:
+                self.remove_container(container.id)
+                raise
         self.start(container, image)
         return container
 

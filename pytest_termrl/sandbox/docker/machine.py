@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Iterator
 from ...errors import SandboxError
 from ...oracle.record import ChangeRecord, Slot
 from ...tasks.model import Task
-from ..base import CommandResult, ControlFiles, ExecRequest, ExecResult, KeystrokeBatch, LayeredRoot, MiB, Sandbox
+from ..base import CommandResult, ControlFiles, ExecRequest, ExecResult, KeystrokeBatch, LayeredRoot, Sandbox
 from ..bwrap.machine import resolve_account
 from ..bwrap.overlay import ROOT_PATH, Account
 from ..control_files import HostControlFiles
@@ -49,6 +49,7 @@ from .exec import ExecChannel, ExecStream
 from .kill import cgroup_procs, kill_inside, kill_through_cgroup
 from .local import task_image_for
 from .machine_layer import MachineLayer, image_names, layer_archive, root_output
+from .machine_storage import LayerStorage
 from .machine_support import MachineSupport
 from .merged_home import merged_home
 from .process_exec import exec_in_container
@@ -192,7 +193,7 @@ class DockerMachineSandbox(Sandbox):
         self._procs_path: Path | None = None
         self._snapshots: dict[str, str] = {}
         """Snapshot folder -> the image committed for it, until graded (the folder gone) or closed."""
-        self._storage_bytes: int | None = None
+        self._storage: LayerStorage | None = None
         self._network_files_owned = False
         """Whether the engine's network files are unmounted inside: the machine's own, recorded and committed."""
         self.enforced_limits = {**backend.enforced, "userns": support.userns_note()}
@@ -240,35 +241,23 @@ class DockerMachineSandbox(Sandbox):
         return f"container:{self.container.id}" if self.container.status == "running" else None
 
     def storage_exhausted(self) -> bool:
-        """Whether the sized writable layer is full (the engine reports a project quota as the folder's free space)."""
-        if self._storage_bytes is None or self.container is None:
-            return False
-        upper = (self.container.attrs.get("GraphDriver") or {}).get("Data", {}).get("UpperDir")
-        try:
-            st = os.statvfs(upper)
-        except (OSError, TypeError):
-            return False
-        return st.f_bavail * st.f_frsize < MiB or st.f_favail == 0
+        """Whether the container's layer filled its tmpfs (or the engine's quota): :mod:`.machine_storage`."""
+        return self._storage is not None and self._storage.exhausted()
 
     # -- preparing ----------------------------------------------------------------------
     def prepare(self, task: Task) -> None:
         if self.container is not None:
             raise SandboxError("a whole-machine sandbox is prepared once")
         support = self._support
-        storage = task.resources.storage_mb if task.resources is not None and task.resources.storage_mb else None
         self.settings, notes = task_settings(self.settings, task.resources, support.storage_note(), self._backend.machine)
-        size = None
-        if storage is not None and support.storage_sizable:
-            size, self._storage_bytes = f"{storage}M", storage * MiB
-            notes["storage"] = f"the container's writable layer sized {storage} MiB (overlay2 on xfs, project quota; the task's storage_mb)"
-        elif storage is None:
-            notes["storage"] = f"not enforced: {support.storage_note()}"
+        self._storage = LayerStorage(support, self.settings, task.resources)
+        notes["storage"] = self._storage.note
         self.enforced_limits = {**self._backend.enforced_for(self.settings), **notes, "userns": support.userns_note()}
         self.image = task_image_for(task, self._backend) or self._backend.image
         self._backend.require_image(self.image)
         self._workdir = "/" + task.workdir.strip("/")
         self._shell.workdir = self._workdir
-        container = self._start_container(size)
+        container = self._start_container(self._storage)
         passwd = self._folder / "passwd"
         passwd.write_bytes(self._file_bytes("/etc/passwd"))  # the engine's archive, not an exec whose output can come back empty
         (self._folder / "group").write_bytes(self._file_bytes("/etc/group"))
@@ -291,18 +280,21 @@ class DockerMachineSandbox(Sandbox):
             raise SandboxError(str(exc)) from exc
         self.run_setup_script(task, self._shell.files, CTL_INSIDE)
 
-    def _start_container(self, size: str | None):
-        """Create and start the container, note the harness's processes in it and make the network files the machine's."""
+    def _start_container(self, storage: LayerStorage):
+        """Create the container, size its layer (:mod:`.machine_storage`), start it, note the harness's processes in it and
+        make the network files the machine's."""
         binds = [(str(self._ctl), CTL_INSIDE, True), (str(self._io), IO_INSIDE, False),
                  (str(shim_folder(self._backend.workroot)), SHIMS_INSIDE, True)]  # the offline installer stand-ins
         self.installer_standins = True
         try:
             self.container = self._backend.start_container("agent", self._label, self.image, binds, settings=self.settings,
-                                                           overrides=machine_overrides(size))
+                                                           overrides=machine_overrides(storage.quota), before_start=storage.mount_under)
         except SandboxError as exc:
-            if size is not None and "quota" in str(exc).lower():
+            if storage.quota is not None and "quota" in str(exc).lower():
                 raise SandboxError(f"{exc} (a task's storage_mb needs the engine's data root on xfs mounted with pquota)") from exc
             raise
+        storage.confirm(self.container)
+        self.enforced_limits["storage"] = storage.note
         self._note_spare()
         self._network_files_owned = own_network_files(self.container, keep_text=True)
         if not self._network_files_owned:

@@ -5,8 +5,9 @@ from this machine (:mod:`pytest_termrl.oracle.record`), so the engine must run h
 containers with the overlay2 driver; anything else is refused by name (never a silent
 fall-back to watching a home). With user namespaces remapped (``userns-remap``), root inside
 is the first id of ``dockremap``'s range in /etc/subuid on the host, the record's ``id_base``;
-without, it is host root (0). A task's ``storage_mb`` is enforced only where the driver takes a
-size (overlay2 on xfs mounted with project quotas).
+without, it is host root (0). A task's ``storage_mb`` is a tmpfs the harness mounts under the
+container's layer (:mod:`.machine_storage`); the driver itself takes a size only on xfs mounted
+with project quotas.
 """
 
 from __future__ import annotations
@@ -70,7 +71,7 @@ class MachineSupport:
         return "not remapped: ids inside are host ids, root inside is host root with the engine's default capabilities"
 
     def storage_note(self) -> str:
-        """Why a task's ``storage_mb`` is not enforced here."""
+        """Why the engine itself does not size a container's writable layer here."""
         return (f"the container's writable layer is {self.driver} on {self.backing_fs}, which the engine sizes "
                 "only on xfs mounted with project quotas (pquota)")
 
