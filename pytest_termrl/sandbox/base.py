@@ -117,6 +117,9 @@ class LayeredRoot:
     gid: int
     user: str
     home: str
+    artifacts_only: bool = False
+    """The snapshot already holds, of the agent's changes, the declared artifacts alone (a separate verifier's machine
+    on an engine whose snapshot is an image: :mod:`.docker.machine_apart`); nothing is left to prune."""
 
 
 @dataclass(frozen=True)

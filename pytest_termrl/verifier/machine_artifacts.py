@@ -10,7 +10,8 @@ agent saw them, where :class:`.MergedView` reads single entries and lists no mer
 A separate verifier (``[verifier] environment_mode = "separate"``) grades the image with the
 artifacts alone over it: the snapshot's copied upper layers (the first layer of each slot of
 its :class:`.LayeredRoot`) are pruned to the artifacts and the folders that lead to them, whose
-opaque marks are dropped so the image's other files show through again.
+opaque marks are dropped so the image's other files show through again. On docker the sandbox
+makes that machine itself (an image committed before the setup script, the artifacts put in).
 """
 
 from __future__ import annotations
@@ -106,10 +107,13 @@ def _drop_opaque(path: Path) -> None:
 
 
 def keep_only_artifacts(root: LayeredRoot, task: Task) -> list[str]:
-    """Prune the snapshot's agent layers to the declared artifacts (a separate verifier's machine): the paths removed."""
+    """Prune the snapshot's agent layers to the declared artifacts (a separate verifier's machine): the paths removed.
+    A snapshot that already holds the artifacts alone (docker's, :mod:`..sandbox.docker.machine_apart`) is left as it is."""
+    if root.artifacts_only:
+        return []
     if not root.slots:
-        raise SandboxError("a separate verifier of a whole-machine task needs its snapshot as layers; "
-                           "this engine's snapshot is a committed image, whose agent layer cannot be replaced by the artifacts")
+        raise SandboxError("a separate verifier of a whole-machine task needs its snapshot as layers, or the machine "
+                           "its sandbox prepared for one; this snapshot is the agent's whole machine as a committed image")
     paths = _slot_paths(root, task)
     removed: list[str] = []
     for mount, layers in root.slots:

@@ -7,6 +7,10 @@ over whatever the agent put at their paths, and ``/etc/ld.so.preload`` is masked
 the agent's network when the request names it (``container:<id>``), to reach a server the
 agent left running; else it has none. It runs as the request's user (root unless the task
 names its grader's).
+
+A separate verifier's snapshot names the machine as the harness laid it out instead, and the
+agent's declared artifacts go in before the grader runs (:mod:`.machine_apart`); of the network
+files it gets the agent's only where they are artifacts, else the prepared machine's own.
 """
 
 from __future__ import annotations
@@ -23,7 +27,8 @@ from ..layout import AGENT_ENV
 from .engine import DockerEngine
 from .exec import ROOT_ENV, ExecStream, exec_verifier
 from .layout import narrow_system_mounts
-from .machine import IMAGE_FILE, NETWORK_FOLDER, machine_overrides, own_network_files
+from .machine import IMAGE_FILE, NETWORK_FILES, NETWORK_FOLDER, machine_overrides, own_network_files
+from .machine_apart import CarriedArtifacts, put_artifacts
 from .machine_layer import root_output
 
 # Lets a grader other than root pass through the folders above its trusted mounts (in its own
@@ -59,16 +64,23 @@ def root_write(container, path: str, data: bytes) -> None:
         raise SandboxError(f"writing {path} in {container.name} failed ({code}): {errors.decode(errors='replace')[-300:]}")
 
 
-def restore_network_files(container, folder: Path) -> None:
-    """The agent's /etc/hostname, /etc/hosts and /etc/resolv.conf, where the engine's init layer and its binds lay over them."""
+def restore_network_files(container, folder: Path, carried: CarriedArtifacts | None = None) -> None:
+    """The agent's /etc/hostname, /etc/hosts and /etc/resolv.conf, where the engine's init layer and its binds lay over them;
+    for a separate verifier (``carried``), only those that are artifacts (one the agent removed is removed)."""
     if not folder.is_dir():
         return  # the agent's were the engine's: so are the grader's
     if not own_network_files(container, keep_text=False):
         raise SandboxError("the engine's network files could not be unmounted in the grader's container")
+    if carried is not None:
+        gone = [p for p in NETWORK_FILES if carried.covers(p) and not (folder / Path(p).name).exists()]
+        if gone:
+            root_output(container, 'rm -f -- "$@"', gone)
     for archive in sorted(folder.iterdir()):  # written inside: the engine's archive API still sees its own binds
+        path = f"/etc/{archive.name}"
+        if carried is not None and not carried.covers(path):
+            continue  # the prepared machine's own shows
         with tarfile.open(fileobj=io.BytesIO(archive.read_bytes())) as tar:
             member = tar.getmembers()[0]
-            path = f"/etc/{archive.name}"
             if member.issym():
                 root_output(container, 'rm -f -- "$1" && ln -s -- "$2" "$1"', [path, member.linkname])
             elif member.isreg():
@@ -91,7 +103,8 @@ def run_on_snapshot(engine: DockerEngine, request: IsolatedRequest) -> IsolatedR
         network=request.network, overrides={**machine_overrides(), "init": False},
     )
     try:
-        restore_network_files(container, request.home / NETWORK_FOLDER)
+        carried = put_artifacts(container, request.home, [inside for _, inside, _ in binds])
+        restore_network_files(container, request.home / NETWORK_FOLDER, carried)
         if root.uid != 0:
             root_output(container, OPEN_PATHS, [m.sandbox_path for m in trusted])
         env = {**AGENT_ENV, "HOME": root.home, "USER": root.user, "LOGNAME": root.user}

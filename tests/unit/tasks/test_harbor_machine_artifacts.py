@@ -97,6 +97,29 @@ def test_a_separate_verifier_of_a_whole_machine_task_sees_the_image_and_the_arti
     assert seen.verdict.native_reward == 0.0 and "scratch.txt" in seen.verdict.output_tail  # the same grader, seeing it all
 
 
+def test_a_separate_verifier_gets_a_link_as_a_link_nothing_behind_a_link_and_no_artifact_the_agent_removed(tmp_path, harness):
+    """As on docker (tests/integration/test_docker_machine_artifacts.py): /app/status.txt, a link to the agent's
+    /root/notes.txt, stays a link to nothing; /var/log/app, a link, is dropped with what lies behind it; /app/seed.txt,
+    the image's and declared, is gone as the agent left it."""
+    task_dir = _task(tmp_path, "hb-machine-separate-links", separate=True)
+    for dockerfile in (task_dir / "environment" / "Dockerfile", task_dir / "tests" / "Dockerfile"):
+        dockerfile.write_text(dockerfile.read_text() + "RUN echo seed > /app/seed.txt\n")
+    toml = task_dir / "task.toml"
+    toml.write_text(toml.read_text().replace(ARTIFACTS, ARTIFACTS.replace('"]', '", "/app/seed.txt"]'), 1))
+    (task_dir / "tests" / "test.sh").write_text(GRADER.replace('echo "in /app', 'echo "status: $(stat -c %F /app/status.txt | tr " " _) '
+                                                                               'seed: $(ls /app/seed.txt 2>&1 | tr " " _)"\necho "in /app'))
+    agent = ["echo ready > /root/notes.txt && ln -sfn /root/notes.txt /app/status.txt && rm /app/seed.txt",
+             "mkdir -p /root/logs /var/log && echo started > /root/logs/run.log && ln -sfn /root/logs /var/log/app"]
+    task = load_task_dir(task_dir)
+    assert task.artifacts == ("/app/status.txt", "/var/log/app/run.log", "/app/seed.txt")
+    outcome, _, _ = harness.play_fresh(LoadedTask(task, None), CommandsAgent(agent, with_reference=False), "links")
+    assert outcome.verdict.native_reward == 0.0 and outcome.verdict.error is None, outcome.verdict.to_dict()
+    assert "status: symbolic_link" in outcome.verdict.output_tail and "No_such_file" in outcome.verdict.output_tail, outcome.verdict.output_tail
+    assert outcome.verdict.artifacts_left_out == ["/app/status.txt: a link, not followed",
+                                                  "/var/log/app/run.log: a link on the way, not followed",
+                                                  "/app/seed.txt: not there when the agent ended"]
+
+
 def test_no_link_is_followed_on_the_way_to_an_artifact(tmp_path):
     machine = tmp_path / "machine"
     (machine / "app").mkdir(parents=True)
@@ -134,3 +157,4 @@ def test_the_agents_layer_is_pruned_to_the_artifacts_and_their_folders_lose_thei
     assert "trusted.overlay.opaque" not in os.listxattr(upper / "app")
     with pytest.raises(SandboxError, match="committed image"):
         machine_artifacts.keep_only_artifacts(LayeredRoot((), 0, 0, 0, "root", "/root"), task)
+    assert machine_artifacts.keep_only_artifacts(LayeredRoot((), 0, 0, 0, "root", "/root", artifacts_only=True), task) == []
