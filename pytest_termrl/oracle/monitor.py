@@ -60,17 +60,20 @@ class CollateralMonitor(OracleFindings):
     def rebaseline(self, workdir: str, paths: Iterable[str] | None) -> list[str]:
         """See :meth:`.policy.OracleFindings.rebaseline`; the home is the workdir, so ``paths`` are this oracle's keys."""
         if self.live is not None:
+            seen = dict(self.live.entries)
             changed = self.live.refresh()
             now = self.live.entries
         else:
             current = take_manifest(self.home, previous=self._last)
-            last = self._last.entries
-            changed = {p for p in last.keys() | current.entries.keys() if last.get(p) != current.entries.get(p)}
+            seen = self._last.entries
+            changed = {p for p in seen.keys() | current.entries.keys() if seen.get(p) != current.entries.get(p)}
             now, self._last = current.entries, current
         taken = sorted(changed if paths is None else {normalize_path(p) for p in paths})
         if self.live is not None:
             self._pending = (self._pending | changed) - set(taken)
-        self.tracker.rebaseline({path: now.get(path) for path in taken})
+        base = self.tracker.baseline.entries
+        self.tracker.rebaseline({path: now.get(path) for path in taken},
+                                {path: (base.get(path), seen.get(path)) for path in taken})
         self.baseline = self.tracker.baseline
         return taken
 

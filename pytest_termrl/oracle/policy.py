@@ -140,17 +140,29 @@ class Policy:
         return f"Policy({list(self.permissions)!r})"
 
 
-def footprint(baseline: Manifest, final: Manifest, during: Iterable[Manifest] = ()) -> list[Permission]:
+def footprint(baseline: Manifest, final: Manifest, during: Iterable[Manifest] = (),
+              earlier: Iterable[Change] = ()) -> list[Permission]:
     """The exact-path permissions a reference run needs: every changed path, every kind seen.
 
     ``during`` may hold the manifests taken between commands, so that kinds a reference
     run shows only transiently (a file deleted, then recreated) are permitted too.
+    ``earlier``: changes made before the harness took their paths into the baseline anew
+    (:attr:`CollateralTracker.replaced`), which ``baseline`` no longer shows.
     """
     kinds: dict[str, set[str]] = {}
+    for change in earlier:
+        kinds.setdefault(change.path, set()).add(change.kind)
     for manifest in (*during, final):
         for change in diff_manifests(baseline, manifest):
             kinds.setdefault(change.path, set()).add(change.kind)
     return [Permission(path, frozenset(k)) for path, k in sorted(kinds.items())]
+
+
+def changes_at(path: str, before: Entry | None, after: Entry | None) -> list[Change]:
+    """Every change at ``path`` from ``before`` to ``after`` (None: absent), its creation included."""
+    if before is None:
+        return [] if after is None else [Change(path, "created", None, after)]
+    return changes_to_existing(path, before, after)
 
 
 def changes_to_existing(path: str, before: Entry | None, after: Entry | None) -> list[Change]:
@@ -196,6 +208,7 @@ class Collateral:
 class OracleFindings:
     """What both oracles (the home's, the machine's) report the same way: their final manifest and their violations."""
 
+    baseline: Manifest
     final: Manifest | None
     tracker: "CollateralTracker"
 
@@ -204,6 +217,11 @@ class OracleFindings:
         if self.final is None:
             raise RuntimeError("the episode has not finished: no final manifest yet")
         return self.final
+
+    def footprint(self) -> list[Permission]:
+        """What the run changed, as exact-path permissions: every change from the baseline to the final manifest,
+        and what the agent had done to a path before the harness placed it anew (a step's own files, a hook)."""
+        return footprint(self.baseline, self.final_manifest(), earlier=self.tracker.replaced)
 
     def violations(self) -> list[str]:
         return [f"collateral: {c.describe()}" for c in self.tracker.collateral]
@@ -216,7 +234,9 @@ class OracleFindings:
         setup hook the harness ran). Those paths are the baseline from now on: their being there
         is never a finding, and a later change to one is judged like a change to any object that
         was there before, by the permitted changes. What else changed since the last look is
-        the agent's, judged at the next look. Returns the keys taken in (the oracle's spelling).
+        the agent's, judged at the next look. What the agent had done to a path taken in (a file it
+        edited that the harness then wrote again) stays in :meth:`footprint`, as the change it made.
+        Returns the keys taken in (the oracle's spelling).
         """
         raise NotImplementedError
 
@@ -231,6 +251,8 @@ class CollateralTracker:
         self._seen: set[tuple[str, str]] = set()
         self._absent: dict[str, tuple[int | None, str, Change]] = {}
         """Paths that may change type and are missing now: since which command, and how."""
+        self.replaced: list[Change] = []
+        """What was done to paths before :meth:`rebaseline` took them in anew: gone from the baseline, still the run's doing."""
 
     @property
     def collateral(self) -> list[Collateral]:
@@ -247,12 +269,17 @@ class CollateralTracker:
         self._latched.append(found)
         return found
 
-    def rebaseline(self, entries: dict[str, Entry | None]) -> None:
+    def rebaseline(self, entries: dict[str, Entry | None], was: dict[str, tuple[Entry | None, Entry | None]]) -> None:
         """Make ``entries`` (None: absent) the baseline of their paths from now on: the harness put them so.
 
-        What was latched stays latched; a path taken in is no longer waiting to come back
-        (a type change passing through absence).
+        ``was``: each of those paths in the baseline until now and as the oracle last saw it,
+        before the harness came; where the two differ the agent had changed it, and that
+        change is kept in :attr:`replaced`, whatever the harness put there. What was latched
+        stays latched; a path taken in is no longer waiting to come back (a type change
+        passing through absence).
         """
+        for path in sorted(entries):
+            self.replaced.extend(changes_at(path, *was[path]))
         base, base_keys = dict(self.baseline.entries), dict(self.baseline.keys)
         for path, entry in entries.items():
             base_keys.pop(path, None)

@@ -23,8 +23,7 @@ class RecordMonitor(OracleFindings):
 
     ``baseline`` and :meth:`final_manifest` are Manifests keyed by absolute path that
     hold only the paths the episode changed (each as it was, and as it ended), so that
-    ``footprint(monitor.baseline, monitor.final_manifest())`` is the whole-filesystem
-    footprint of a reference run.
+    :meth:`footprint` is the whole-filesystem footprint of a reference run.
     """
 
     def __init__(self, change_record: ChangeRecord, baseline_state: RecordState, policy: Policy,
@@ -61,11 +60,7 @@ class RecordMonitor(OracleFindings):
         paths = current.entries.keys() | current.deleted | base.entries.keys() | base.deleted | self._rebased
         out: list[Change] = []
         for path in sorted(paths):
-            if path in self._before:
-                before = self._before[path]
-            else:
-                before = self._before[path] = view(base, path)
-            after = view(current, path)
+            before, after = self._baseline_view(path), view(current, path)
             if before is None:
                 if after is not None:
                     self._changed.add(path)  # created: never collateral, but in the footprint
@@ -75,6 +70,12 @@ class RecordMonitor(OracleFindings):
                 self._changed.add(path)
                 out.extend(found)
         return out
+
+    def _baseline_view(self, path: str) -> Entry | None:
+        """``path`` in the baseline (None: absent), looked up once."""
+        if path not in self._before:
+            self._before[path] = self.change_record.view(self.baseline_state, path)
+        return self._before[path]
 
     def _read(self) -> RecordState:
         self.reads += 1
@@ -94,9 +95,10 @@ class RecordMonitor(OracleFindings):
             taken = sorted({rooted_path(p, workdir) for p in paths})
         view = self.change_record.view
         entries = {path: view(current, path) for path in taken}
+        was = {path: (self._baseline_view(path), view(last, path)) for path in taken}
         self._before.update(entries)
         self._rebased.update(taken)
-        self.tracker.rebaseline(entries)
+        self.tracker.rebaseline(entries, was)
         return taken
 
     def after_command(self, index: int, command: str, result: CommandResult) -> None:

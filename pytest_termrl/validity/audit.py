@@ -48,7 +48,6 @@ from ..harness import Harness, default_harness, Oracle
 from ..oracle.diff import diff_manifests
 from ..oracle.manifest import Entry, take_manifest
 from ..oracle.record_monitor import RecordMonitor
-from ..oracle.policy import footprint
 from ..report.failure import grader_summary
 from ..sandbox.base import Sandbox
 from ..sandbox.build.view import is_whiteout
@@ -225,7 +224,7 @@ def _provisional_contract(loaded: LoadedTask, harness: Harness) -> tuple[LoadedT
     outcome, oracle, _ = harness.play_fresh(LoadedTask(task, None, loaded.split), ReferenceAgent(), "footprint")
     if outcome.verdict is None or outcome.verdict.error or oracle.final is None:
         return loaded, f"the reference run failed: {grader_summary(outcome)}"
-    permitted = tuple(p.to_dict() for p in footprint(oracle.baseline, oracle.final))
+    permitted = tuple(p.to_dict() for p in oracle.footprint())
     contract = Contract(
         task_id=task.id,
         path=task.root.name,

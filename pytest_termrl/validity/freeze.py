@@ -24,7 +24,7 @@ from ..faults.validate import FrozenFaults
 from ..harness import Harness, Oracle, frozen_reference, recorded_name
 from ..verifier.verify import run_hidden_tests
 from ..oracle.inferred import home_relative
-from ..oracle.policy import Permission, footprint
+from ..oracle.policy import Permission
 from ..tasks.contracts import Contract, hash_task_files
 from ..tasks.importers import expected_reference
 from ..tasks.suite import LoadedTask
@@ -67,7 +67,7 @@ def _passes_twice(harness: Harness, loaded: LoadedTask, trial: RecordedTrial | N
     inventories = [tuple(o.nodeid for o in run.verdict.outcomes) if run.verdict else () for run, _ in runs]
     if inventories[0] != inventories[1]:
         problems.append(f"the test inventory differs between two reference runs: {inventories[0]} vs {inventories[1]}")
-    footprints = [[p.to_dict() for p in footprint(oracle.baseline, oracle.final_manifest())] for _, oracle in runs]
+    footprints = [[p.to_dict() for p in oracle.footprint()] for _, oracle in runs]
     if footprints[0] != footprints[1]:
         problems.append(f"the reference's footprint differs between two runs: {footprints[0]} vs {footprints[1]}")
     return runs, problems
@@ -128,7 +128,7 @@ def freeze_task(harness: Harness, loaded: LoadedTask, suite_root_name: str = "",
         runs, problems = _passes_twice(harness, unfrozen, None)
         result.problems += problems
     inventories = [tuple(o.nodeid for o in run.verdict.outcomes) if run.verdict else () for run, _ in runs]
-    footprints = [[p.to_dict() for p in footprint(oracle.baseline, oracle.final_manifest())] for _, oracle in runs]
+    footprints = [[p.to_dict() for p in oracle.footprint()] for _, oracle in runs]
     decoys = [oracle.decoys for _, oracle in runs]
     touched = sorted({p["path"] for p in footprints[0]} & {d for d in decoys[0]})
     if touched:

@@ -79,7 +79,7 @@ def run_check(harness: Harness, loaded: LoadedTask, check: str) -> CheckResult:
         if check == "oracle_accepts_reference":
             ok = not runs[0][0].violations and not failures
             return CheckResult(task_id, check, ok, "; ".join(runs[0][0].violations + failures) or "no collateral")
-        prints = [sorted((p.path, tuple(sorted(p.kinds))) for p in footprint(m.baseline, m.final_manifest())) for _, m in runs]
+        prints = [sorted((p.path, tuple(sorted(p.kinds))) for p in m.footprint()) for _, m in runs]
         frozen = sorted((p["path"], tuple(sorted(p["kinds"]))) for p in loaded.contract.permitted)
         same = prints[0] == prints[1] == frozen
         detail = "; ".join(failures) or ("identical footprints, equal to the contract" if same else f"footprints differ: {prints} vs contract {frozen}")

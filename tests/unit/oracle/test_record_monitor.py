@@ -358,6 +358,24 @@ def test_baseline_holds_what_setup_left_in_the_uppers(machine: Machine) -> None:
     ]
 
 
+def test_a_change_the_harness_placed_over_stays_in_the_footprint(machine: Machine) -> None:
+    ep = Episode(machine, Policy([Permission("/etc/app.conf", frozenset({"mode_changed"}))]))
+    assert ep.run("chmod 600 app.conf", lambda: machine.chmod("/etc/app.conf", 0o600)) == []
+    assert ep.run("rm doc", lambda: machine.unlink("/usr/share/doc.txt")) == [("/usr/share/doc.txt", "deleted")]
+    machine.write("/etc/app.conf", "x=2\n")  # a step's own files: the harness writes both again
+    machine.chmod("/etc/app.conf", 0o644)
+    machine.write("/usr/share/doc.txt", "new documentation\n")
+    assert ep.monitor.rebaseline("/etc", ["app.conf", "/usr/share/doc.txt"]) == ["/etc/app.conf", "/usr/share/doc.txt"]
+    assert ep.run("ls", lambda: None) == []  # judged against what the harness placed
+    assert ep.run("edit app.conf", lambda: machine.write("/etc/app.conf", "x=3\n")) == [("/etc/app.conf", "content_changed")]
+    ep.monitor.finish()
+    assert footprint(ep.monitor.baseline, ep.monitor.final_manifest()) == [
+        Permission("/etc/app.conf", frozenset({"content_changed"}))]
+    # What the agent did before the harness came stays the run's, as the changes it made.
+    assert ep.monitor.footprint() == [Permission("/etc/app.conf", frozenset({"content_changed", "mode_changed"})),
+                                      Permission("/usr/share/doc.txt", frozenset({"deleted"}))]
+
+
 def test_other_slots_hide_the_root_lower(machine: Machine) -> None:
     ep = Episode(machine, Policy())
     assert machine.record.view(ep.monitor.baseline_state, "/etc/stale") is None

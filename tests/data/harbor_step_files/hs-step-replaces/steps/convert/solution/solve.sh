@@ -1,0 +1,2 @@
+#!/bin/bash
+sed -i 's/^currency = USD$/currency = EUR/' /app/settings.ini
