@@ -9,7 +9,6 @@ with an ``error`` instead of raised, so one odd path cannot abort an episode.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import stat
@@ -17,6 +16,8 @@ import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable
+
+from .digest import digest_fd
 
 FORMAT = "termrl-manifest/1"
 ROOT = "."
@@ -33,7 +34,6 @@ _KINDS = {
 }
 _FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
-_CHUNK = 1 << 20
 
 RACY_NS = 2_000_000_000
 """A path changed this close to the walk keeps no stat key, so the next walk re-reads it.
@@ -60,7 +60,8 @@ class Entry:
     size: int = 0
     """Bytes, regular files only; 0 for everything else."""
     sha256: str | None = None
-    """Hex digest, regular files only; None when the file could not be read."""
+    """Hex sha256 of the bytes, regular files only (past 16 MiB a digest by blocks, ``blocks:...``, :mod:`.digest`);
+    None when the file could not be read."""
     target: str | None = None
     """Symlink target as written (fsdecoded), never resolved."""
     error: str | None = None
@@ -172,15 +173,8 @@ def _hash_file(name: str, st: os.stat_result, dir_fd: int | None) -> tuple[str |
         fst = os.fstat(fd)
         if not stat.S_ISREG(fst.st_mode) or (fst.st_ino, fst.st_dev) != (st.st_ino, st.st_dev):
             return None, st.st_size, "replaced while being read"
-        digest = hashlib.sha256()
-        left = fst.st_size
-        while left > 0:
-            chunk = os.read(fd, min(left, _CHUNK))
-            if not chunk:
-                break
-            digest.update(chunk)
-            left -= len(chunk)
-        return digest.hexdigest(), fst.st_size - left, None
+        sha, covered = digest_fd(fd, fst.st_size)
+        return sha, covered, None
     except OSError as exc:
         return None, st.st_size, _describe_error(exc)
     finally:
