@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import ctypes
 import errno
-import hashlib
 import os
 import stat
 from contextlib import contextmanager
 from typing import Callable, Iterator, TypeVar
 
+from ..oracle.digest import digest_fd
 from ..sandbox.reach import Anchored, HostHome
 
 T = TypeVar("T")
@@ -190,14 +190,12 @@ def open_regular(home: HostHome | str, rel: str) -> Iterator[int | None]:
 
 
 def sha256(home: HostHome | str, rel: str) -> str | None:
-    """Hex digest of the regular file at ``rel``; None for anything else or when absent."""
+    """Digest of the regular file at ``rel``, as the oracle takes it (:func:`.digest.digest_fd`); None for anything else
+    or when absent."""
     with open_regular(home, rel) as fd:
         if fd is None:
             return None
-        digest = hashlib.sha256()
-        while chunk := os.read(fd, _CHUNK):
-            digest.update(chunk)
-        return digest.hexdigest()
+        return digest_fd(fd, os.fstat(fd).st_size)[0]
 
 
 def chmod(home: HostHome | str, rel: str, mode: int, *, expect: str) -> None:
