@@ -24,9 +24,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..tasks.placement import INSIDE_IDS
 from .manifest import _DIR_FLAGS, Entry, Manifest, StatKey, _describe_error, _Walker
 
-ID_RANGE = 65536
+ID_RANGE = INSIDE_IDS
 """How many ids the user namespace maps: host ``id_base + n`` is inside ``n``."""
 OVERFLOW_ID = 65534
 """What the kernel shows inside for a host id the namespace does not map."""

@@ -18,10 +18,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ...errors import SandboxError
+from ...tasks.placement import INSIDE_IDS
 
 DEFAULT_ID_BASE = 1 << 20
 """Host id of root inside, unless ``TERMRL_ID_BASE`` says another: far above any account a distribution makes."""
-ID_COUNT = 65536
+ID_COUNT = INSIDE_IDS
 """Ids 0-65535 inside: every id an image's accounts use."""
 
 _SYS_OPEN_TREE, _SYS_MOVE_MOUNT, _SYS_MOUNT_SETATTR = 428, 429, 442  # the same numbers on x86_64 and aarch64's generic table
