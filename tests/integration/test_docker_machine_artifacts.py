@@ -128,4 +128,4 @@ def test_a_separate_verifier_gets_a_link_as_a_link_and_nothing_behind_a_link(tmp
     assert outcome.verdict.native_reward == 0.0 and outcome.verdict.error is None, outcome.verdict.to_dict()
     assert "status: symbolic_link" in outcome.verdict.output_tail, outcome.verdict.output_tail
     assert outcome.verdict.artifacts_left_out == ["/app/status.txt: a link, not followed",
-                                                  "/var/log/app/run.log: a link on the way, not followed"]
+                                                  "/var/log/app/run.log: a link on the way, not followed"], outcome.verdict.to_dict()

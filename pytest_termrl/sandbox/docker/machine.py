@@ -48,6 +48,7 @@ from ..terminal import TerminalSession
 from .exec import ExecChannel, ExecStream
 from .kill import cgroup_procs, kill_inside, kill_through_cgroup
 from .local import task_image_for
+from .machine_apart import PreparedMachine
 from .machine_layer import MachineLayer, image_names, layer_archive, root_output
 from .machine_storage import LayerStorage
 from .machine_support import MachineSupport
@@ -196,6 +197,8 @@ class DockerMachineSandbox(Sandbox):
         self._storage: LayerStorage | None = None
         self._network_files_owned = False
         """Whether the engine's network files are unmounted inside: the machine's own, recorded and committed."""
+        self._prepared: PreparedMachine | None = None
+        """For a separate verifier: the machine as the harness laid the task out, which its snapshots name (:mod:`.machine_apart`)."""
         self.enforced_limits = {**backend.enforced, "userns": support.userns_note()}
         self._shell = PersistentShell(
             open_channel=self._open_shell,
@@ -272,6 +275,7 @@ class DockerMachineSandbox(Sandbox):
                 raise SandboxError(f"the engine refused the task's files for {container.name}")
         except self._backend.sdk.errors.APIError as exc:
             raise SandboxError(f"putting the task's files into {container.name} failed: {exc.explanation or exc}") from exc
+        self._prepared = PreparedMachine.commit(self._backend, container, self._label, task, self._folder)
         base = self._support.id_base
         os.chown(self._io, owner[0] + base, owner[1] + base)
         try:
@@ -376,15 +380,20 @@ class DockerMachineSandbox(Sandbox):
         self._terminal.stop()  # its bash was one of the agent's processes
 
     def snapshot(self, dest: Path) -> Path:
-        """Commit the container to an image (the agent's processes paused for it, then running on) and name it in ``dest``."""
+        """Commit the container to an image (the agent's processes paused for it, then running on) and name it in ``dest``;
+        for a separate verifier, name the prepared machine and carry the declared artifacts instead (:mod:`.machine_apart`)."""
         if self.container is None:
             raise SandboxError("nothing to snapshot: the sandbox is not prepared")
         self._forget_graded()
         dest.mkdir(parents=True, exist_ok=True)
-        image = self._backend.commit(self.container, self._label)
-        self._snapshots[str(dest)] = image
-        (dest / IMAGE_FILE).write_text(image + "\n")
-        self._passwd_at(dest)
+        if self._prepared is not None and self._prepared.image is not None:  # a separate verifier's: no commit
+            self._prepared.lay_out(self._ensure_running(), self._support.id_base, dest, IMAGE_FILE,
+                                   (*HARNESS_MOUNTS, *NETWORK_FILES), self._backend.sdk.errors.NotFound)
+        else:
+            image = self._backend.commit(self.container, self._label)
+            self._snapshots[str(dest)] = image
+            (dest / IMAGE_FILE).write_text(image + "\n")
+            self._passwd_at(dest)
         if self._network_files_owned:
             self._network_files_at(dest)
         return dest
@@ -437,7 +446,8 @@ class DockerMachineSandbox(Sandbox):
     def layered_root(self, snapshot: Path, user: str | None) -> LayeredRoot:
         """Who grades the committed image (None: root); the image itself is named in the snapshot folder."""
         account = resolve_account(user or "0", snapshot / "passwd")
-        return LayeredRoot((), self._support.id_base, account.uid, account.gid, account.name, account.home)
+        return LayeredRoot((), self._support.id_base, account.uid, account.gid, account.name, account.home,
+                           artifacts_only=self._prepared is not None)
 
     def close(self) -> None:
         if self._closed:
@@ -450,6 +460,8 @@ class DockerMachineSandbox(Sandbox):
                 self._backend.remove_container(self.container.id)
             for image in self._snapshots.values():
                 self._backend.remove_image(image)
+            if self._prepared is not None and self._prepared.image is not None:
+                self._backend.remove_image(self._prepared.image)
             self._snapshots.clear()
         finally:
             shutil.rmtree(self._folder, ignore_errors=True)
