@@ -13,7 +13,7 @@ reads an overlay2 upper as it is, obeying ``trusted.overlay.*`` marks only: a ``
 xattr set inside is a plain one). The monitor's baseline is read after :meth:`prepare`.
 The engine's /etc/hostname, /etc/hosts and /etc/resolv.conf binds are unmounted inside once the
 container starts (their text written back as root, before the baseline), so the machine's own
-files are recorded, committed and graded like any other.
+files are recorded, committed and graded like any other (:mod:`.network_files`).
 
 The verifier grades an image committed from the container (:meth:`snapshot`), in a fresh
 container of its own (:mod:`.machine_run`), while the agent's processes may still serve it.
@@ -24,9 +24,6 @@ from __future__ import annotations
 import io
 import os
 import shutil
-import stat
-import subprocess
-import sys
 import tarfile
 from contextlib import contextmanager
 from pathlib import Path
@@ -53,15 +50,13 @@ from .machine_layer import MachineLayer, image_names, layer_archive, root_output
 from .machine_storage import LayerStorage
 from .machine_support import MachineSupport
 from .merged_home import merged_home
+from .network_files import NETWORK_FILES, NETWORK_FOLDER, own_network_files, save_network_files
 from .process_exec import exec_in_container
 from .terminal_exec import TtyExecChannel, open_terminal_exec
 
 if TYPE_CHECKING:
     from .engine import DockerEngine
 
-NETWORK_FILES = ("/etc/hostname", "/etc/hosts", "/etc/resolv.conf")
-"""Files the engine binds into every container from its own folder: unmounted inside (:func:`own_network_files`), so that
-the agent's edits land in the upper layer like any other, and reach the committed image."""
 ENGINE_MOUNTS = ("/dev", "/proc", "/sys", "/sbin/docker-init", "/usr/sbin/docker-init")
 """What the engine mounts into every container (``--init`` binds its init at /sbin/docker-init)."""
 HARNESS_MOUNTS = (CTL_INSIDE, IO_INSIDE, SHIMS_INSIDE, *ENGINE_MOUNTS)
@@ -69,8 +64,6 @@ HARNESS_MOUNTS = (CTL_INSIDE, IO_INSIDE, SHIMS_INSIDE, *ENGINE_MOUNTS)
 
 IMAGE_FILE = "image"
 """The file in a snapshot folder naming the committed image (:mod:`.machine_run` reads it)."""
-NETWORK_FOLDER = "network-files"
-"""The folder in a snapshot folder holding the machine's network files, one archive each (:mod:`.machine_run` puts them back)."""
 
 
 def machine_overrides(settings_storage: str | None = None) -> dict:
@@ -90,82 +83,6 @@ def account_env(account: Account) -> dict[str, str]:
     """The environment of a process run as ``account``: its home and name, root's PATH for root, the stand-ins first."""
     path = ROOT_PATH if account.uid == 0 else AGENT_ENV["PATH"]
     return {**AGENT_ENV, "HOME": account.home, "USER": account.name, "LOGNAME": account.name, "PATH": f"{BIN_INSIDE}:{path}"}
-
-
-# Unmounts paths inside a container's mount namespace, from this machine as root: enter the namespace,
-# take the container's root as its own (opened before), unmount by the paths the container sees.
-_UNMOUNT = r"""
-import ctypes, os, sys
-pid, paths = sys.argv[1], sys.argv[2:]
-libc = ctypes.CDLL(None, use_errno=True)
-ns, root = os.open(f"/proc/{pid}/ns/mnt", os.O_RDONLY), os.open(f"/proc/{pid}/root", os.O_RDONLY)
-if libc.setns(ns, 0x00020000) != 0:
-    sys.exit(f"setns: {os.strerror(ctypes.get_errno())}")
-os.fchdir(root)
-os.chroot(".")
-for path in paths:
-    if libc.umount2(path.encode(), 0) != 0 and ctypes.get_errno() != 22:  # EINVAL: not a mount point (any more)
-        sys.exit(f"umount {path}: {os.strerror(ctypes.get_errno())}")
-"""
-
-
-def own_network_files(container, keep_text: bool) -> bool:
-    """Unmount the engine's /etc/hostname, /etc/hosts and /etc/resolv.conf inside the container (from this machine, as root
-    in its mount namespace), so the image's files show; ``keep_text``: first give them the text the engine wrote (the hostname,
-    localhost), as root inside, before the baseline. False if they could not be unmounted (they stay the engine's)."""
-    container.reload()
-    pid = container.attrs.get("State", {}).get("Pid")
-    if not pid:
-        return False
-    texts = {}
-    if keep_text:
-        for path in NETWORK_FILES:
-            try:
-                texts[path] = root_output(container, 'cat -- "$1"', [path])
-            except SandboxError:
-                texts[path] = ""
-    done = subprocess.run([sys.executable, "-I", "-c", _UNMOUNT, str(pid), *NETWORK_FILES], capture_output=True, text=True)
-    if done.returncode != 0:
-        return False
-    for path, text in texts.items():
-        root_output(container, 'printf %s "$2" > "$1"', [path, text])
-    return True
-
-
-def upper_files(upper: Path, folder: str, names: list[str]):
-    """(name, tar header, bytes or None) of each of ``names`` in ``upper/folder`` that is a file or a link there,
-    opened without following any link on the way (the agent may have put links anywhere)."""
-    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC
-    try:
-        top = os.open(upper, flags | os.O_DIRECTORY)
-    except OSError:
-        return
-    try:
-        try:
-            fd = os.open(folder, flags | os.O_DIRECTORY, dir_fd=top)
-        except OSError:
-            return
-        try:
-            for name in names:
-                try:
-                    st = os.lstat(name, dir_fd=fd)
-                except OSError:
-                    continue
-                info = tarfile.TarInfo(name)
-                info.mode, info.uid, info.gid, info.mtime = stat.S_IMODE(st.st_mode), st.st_uid, st.st_gid, int(st.st_mtime)
-                if stat.S_ISLNK(st.st_mode):
-                    info.type, info.linkname = tarfile.SYMTYPE, os.readlink(name, dir_fd=fd)
-                    yield name, info, None
-                elif stat.S_ISREG(st.st_mode):
-                    handle = os.open(name, flags, dir_fd=fd)
-                    with os.fdopen(handle, "rb") as stream:
-                        data = stream.read(1 << 20)
-                    info.size = len(data)
-                    yield name, info, data
-        finally:
-            os.close(fd)
-    finally:
-        os.close(top)
 
 
 class DockerMachineSandbox(Sandbox):
@@ -423,18 +340,8 @@ class DockerMachineSandbox(Sandbox):
         (dest / "group").write_bytes(self._file_bytes("/etc/group"))
 
     def _network_files_at(self, dest: Path) -> None:
-        """The machine's network files, read from the upper layer, one archive each: a fresh container's init layer
-        and the engine's binds lie over the committed image's (and the engine's archive API shows its binds)."""
-        folder = dest / NETWORK_FOLDER
-        folder.mkdir()
-        upper = self.change_record().slots[0].upper
-        base = self._support.id_base
-        for name, info, data in upper_files(upper, "etc", [Path(p).name for p in NETWORK_FILES]):
-            info.uid, info.gid = max(info.uid - base, 0), max(info.gid - base, 0)
-            buffer = io.BytesIO()
-            with tarfile.open(fileobj=buffer, mode="w", format=tarfile.PAX_FORMAT) as tar:
-                tar.addfile(info, io.BytesIO(data) if data is not None else None)
-            (folder / name).write_bytes(buffer.getvalue())
+        """The machine's network files, read from the upper layer (:func:`.network_files.save_network_files`)."""
+        save_network_files(self.change_record().slots[0].upper, self._support.id_base, dest / NETWORK_FOLDER)
 
     def _forget_graded(self) -> None:
         """Remove the images of snapshots whose folders are gone (their grading is over)."""

@@ -27,9 +27,10 @@ from ..layout import AGENT_ENV
 from .engine import DockerEngine
 from .exec import ROOT_ENV, ExecStream, exec_verifier
 from .layout import narrow_system_mounts
-from .machine import IMAGE_FILE, NETWORK_FILES, NETWORK_FOLDER, machine_overrides, own_network_files
+from .machine import IMAGE_FILE, machine_overrides
 from .machine_apart import CarriedArtifacts, put_artifacts
 from .machine_layer import root_output
+from .network_files import NETWORK_FILES, NETWORK_FOLDER, own_network_files
 
 # Lets a grader other than root pass through the folders above its trusted mounts (in its own
 # layer only): an image keeps /root 0700, where the harness's interpreter may sit.
