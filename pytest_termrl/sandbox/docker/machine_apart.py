@@ -27,11 +27,12 @@ import tarfile
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Iterable
 
 from ...errors import SandboxError
 from ...tasks.model import Task
 from ..bwrap.overlay import Account
+from ..tarstream import ChunkReader
 from .machine_layer import root_output
 from .merged_home import merged_home
 
@@ -79,31 +80,6 @@ class CarriedArtifacts:
         """The record of a snapshot folder; None for one that is the agent's whole machine."""
         path = snapshot / SEPARATE_FILE
         return cls.from_dict(json.loads(path.read_text())) if path.is_file() else None
-
-
-class _Chunks(io.RawIOBase):
-    """The engine's archive stream (an iterator of bytes) as a file, for :mod:`tarfile`'s streaming mode."""
-
-    def __init__(self, chunks: Iterable[bytes]) -> None:
-        self._chunks: Iterator[bytes] = iter(chunks)
-        self._rest = b""
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer: Any) -> int:
-        while not self._rest:
-            try:
-                self._rest = next(self._chunks)
-            except StopIteration:
-                return 0
-        n = min(len(buffer), len(self._rest))
-        buffer[:n], self._rest = self._rest[:n], self._rest[n:]
-        return n
-
-    def drain(self) -> None:
-        for _ in self._chunks:
-            pass
 
 
 def _folders(root: str, parts: list[str], id_base: int) -> tuple[list[tarfile.TarInfo], bool] | None:
@@ -154,7 +130,7 @@ def _carry(container, root: str, id_base: int, path: str, out: tarfile.TarFile, 
             written.add(info.name)
             out.addfile(info)
     parent = "/".join(parts[:-1])
-    stream = _Chunks(chunks)
+    stream = ChunkReader(chunks)
     with tarfile.open(fileobj=io.BufferedReader(stream), mode="r|") as archive:
         for member in archive:
             member.name = f"{parent}/{member.name}" if parent else member.name
