@@ -111,8 +111,7 @@ class Harness:
             return RecordMonitor.start(record, Policy(rooted(p, task.workdir) for p in permissions), list(sandbox.decoys))
         policy = Policy(permissions)
         outputs = [p["path"] for p in permitted]
-        settings = sandbox.settings
-        decoys = plant_decoys(sandbox.home, task.id, task.inputs, settings.agent_uid, settings.agent_gid, avoid=outputs)
+        decoys = plant_decoys(sandbox.home, task.id, task.inputs, *sandbox.home_owner, avoid=outputs)
         # Where the backend can name the agent's processes (bwrap), the oracle follows kernel
         # events and a command costs what it changed; elsewhere every command walks the home.
         return CollateralMonitor.start(sandbox.home, policy, decoys, sandbox.agent_pids if sandbox.names_agent_processes else None)

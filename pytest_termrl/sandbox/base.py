@@ -202,11 +202,17 @@ class Sandbox(ABC):
     def home(self) -> Path:
         """Host path of the agent's home, for the harness's manifests and faults (root rights)."""
 
+    @property
+    def home_owner(self) -> tuple[int, int]:
+        """The host ids that own what the harness puts in the home (decoys, a fault's objects): the agent's as it is
+        seen inside."""
+        return self.settings.agent_uid, self.settings.agent_gid
+
     @contextmanager
     def reach_home(self) -> Iterator[ReachedHome]:
         """The agent's workdir as the harness reaches it to break it on purpose and check it (the fault families),
         while the sandbox lives or after its processes stopped; a whole-machine sandbox's lives in its overlays."""
-        yield ReachedHome(self.home, self.settings.agent_uid, self.settings.agent_gid, HOME_INSIDE)
+        yield ReachedHome(self.home, *self.home_owner, HOME_INSIDE)
 
     @abstractmethod
     def prepare(self, task: Task) -> None:

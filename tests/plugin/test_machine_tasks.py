@@ -79,3 +79,55 @@ def test_an_engine_on_another_machine_refuses_whole_machine_tasks_by_name_at_col
                                  "the docker backend needs a local engine with the overlay2 storage driver*"
                                  "this engine runs on another machine*"])
     assert not (tp.path / "run" / "episodes.jsonl").exists(), "nothing played"
+
+
+def _as_nobody(folder: Path) -> list[str]:
+    """The prefix that runs a command as nobody, as a user's own account would run it: with its interpreter readable.
+
+    This machine's interpreter may lie under /root (pyenv), which no other account may cross; a user's own lies where
+    they can read it, so the command gets a mount namespace in which /root shows that installation alone.
+    """
+    import os
+    import sys
+
+    subprocess_prefix = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"]
+    real = Path(os.path.realpath(sys.executable))
+    if Path("/root") not in real.parents:
+        return subprocess_prefix
+    install = real.parents[1]  # .../versions/3.11.x
+    held = folder / "python"
+    held.mkdir()
+    script = (f"mount --bind {install} {held} && mount -t tmpfs -o mode=755 tmpfs /root && mkdir -p {install} "
+              f"&& mount --move {held} {install} && exec \"$@\"")
+    return ["unshare", "--mount", "--propagation", "private", "--", "sh", "-c", script, "sh", *subprocess_prefix]
+
+
+def test_a_harness_that_is_not_root_plays_native_tasks_and_refuses_root_ones_by_name():
+    """Run as an unprivileged account (nobody), the harness plays the native task on bwrap and names what the root task
+    needs at collection: the idmapped mounts of whole-machine sandboxes are host root's alone."""
+    import os
+    import subprocess
+    import sys
+    import tempfile
+
+    folder = Path(tempfile.mkdtemp(prefix="termrl-unprivileged-"))  # pytest's own temp folders are root's, 0700
+    try:
+        _mixed_suite(folder / "suite")
+        (folder / "pytest.ini").write_text("[pytest]\n")
+        prefix: list[str] = []
+        if os.geteuid() == 0:
+            prefix = _as_nobody(folder)
+            subprocess.run(["chown", "-R", "65534:65534", str(folder)], check=True)
+        env = {**os.environ, "HOME": str(folder), "TERMRL_CACHE_DIR": str(folder / "cache")}
+        result = subprocess.run(
+            [*prefix, sys.executable, "-m", "pytest", "suite", "-p", "no:cacheprovider", "--termrl-agent=reference",
+             f"--termrl-run-dir={folder / 'run'}", f"--termrl-episodes={folder / 'run' / 'episodes.jsonl'}", "-rE"],
+            cwd=folder, env=env, capture_output=True, text=True, timeout=300)
+        out = result.stdout + result.stderr
+        assert "1 passed, 1 error" in out, out[-3000:]
+        assert ("ledger_port: runs as 'root' over the whole machine, which this run cannot make: whole-machine sandboxes "
+                "(tasks that name a user) need the harness to run as root on bwrap") in out, out[-3000:]
+        played = [json.loads(l)["task_id"] for l in (folder / "run" / "episodes.jsonl").read_text().splitlines()]
+        assert played == ["log_error_counts"], "the refused task played no episode"
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)

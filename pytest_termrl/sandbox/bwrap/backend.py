@@ -294,6 +294,11 @@ class BwrapSandbox(Sandbox):
     def agent_pids(self) -> list[int]:
         return agent_pids(self._limits, self._process)
 
+    @property
+    def home_owner(self) -> tuple[int, int]:
+        """Unprivileged, the harness's own ids: bubblewrap maps them to the agent's inside, and no other can be given."""
+        return super().home_owner if self._backend.privileged else (os.getuid(), os.getgid())
+
     def grading_network(self) -> str | None:
         """The network namespace of a process of the agent's, while one is alive; joined as root only."""
         if not self._backend.privileged:
