@@ -92,6 +92,47 @@ def _fs_ids(uid: int, gid: int) -> Iterator[None]:
         libc.setfsgid(0)
 
 
+def _open(name: str, flags: int, dir_fd: int, held: list[tuple[int, int]] | None = None) -> int:
+    """``os.open``; for a harness that is not root, an object of its own that refuses it (a fault's 000 file, a folder
+    it may not search, which root's rights pass) is opened once its owner's bits are added, and its mode is given back
+    at once, or, for a folder the walk goes on through (``held``), when the walk ends (:func:`_give_back`)."""
+    try:
+        fd = os.open(name, flags, dir_fd=dir_fd)
+    except PermissionError:
+        if os.geteuid() == 0:
+            raise
+    else:
+        if held is None or os.geteuid() == 0 or os.fstat(fd).st_mode & stat.S_IXUSR:
+            return fd
+        os.close(fd)  # readable, but the walk cannot look anything up in it
+    path_fd = os.open(name, os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd)
+    try:
+        st = os.fstat(path_fd)
+        if st.st_uid != os.geteuid() or stat.S_ISLNK(st.st_mode):
+            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), name)
+        mode = stat.S_IMODE(st.st_mode)
+        os.chmod(f"/proc/self/fd/{path_fd}", mode | (0o700 if stat.S_ISDIR(st.st_mode) else 0o600))
+        try:
+            return os.open(name, flags, dir_fd=dir_fd)
+        finally:
+            if held is None:
+                os.chmod(f"/proc/self/fd/{path_fd}", mode)
+            else:
+                held.append((os.dup(path_fd), mode))
+    finally:
+        os.close(path_fd)
+
+
+def _give_back(held: list[tuple[int, int]]) -> None:
+    """The modes :func:`_open` added to, innermost first."""
+    for path_fd, mode in reversed(held):
+        try:
+            os.chmod(f"/proc/self/fd/{path_fd}", mode)
+        finally:
+            os.close(path_fd)
+    held.clear()
+
+
 def _create(make: Callable[[], T], uid: int, gid: int) -> T:
     """``make()``, again as ``uid``/``gid`` when the file system cannot map root's ids (EOVERFLOW: a machine's overlay)."""
     try:
@@ -114,10 +155,11 @@ def open_parent(home: HostHome | str, rel: str) -> Iterator[tuple[int, str]]:
     if not parts:
         raise ValueError("the home itself has no parent inside the home")
     fd = open_home(home)
+    held: list[tuple[int, int]] = []
     try:
         for part in parts[:-1]:
             try:
-                nfd = os.open(part, _DIR_FLAGS, dir_fd=fd)
+                nfd = _open(part, _DIR_FLAGS, fd, held)
             except OSError as exc:
                 raise UnsafePath(exc.errno, f"{part!r} on the way to {rel!r} is not a real directory: {exc.strerror}") from None
             os.close(fd)
@@ -125,6 +167,7 @@ def open_parent(home: HostHome | str, rel: str) -> Iterator[tuple[int, str]]:
         yield fd, parts[-1]
     finally:
         os.close(fd)
+        _give_back(held)
 
 
 def lstat(home: HostHome | str, rel: str) -> os.stat_result | None:
@@ -173,7 +216,7 @@ def open_regular(home: HostHome | str, rel: str) -> Iterator[int | None]:
         with open_parent(home, rel) as (dfd, name):
             st = os.lstat(name, dir_fd=dfd)
             if stat.S_ISREG(st.st_mode):
-                fd = os.open(name, _FILE_FLAGS, dir_fd=dfd)
+                fd = _open(name, _FILE_FLAGS, dfd)
                 fst = os.fstat(fd)
                 if not stat.S_ISREG(fst.st_mode) or (fst.st_ino, fst.st_dev) != (st.st_ino, st.st_dev):
                     os.close(fd)
@@ -209,7 +252,7 @@ def chmod(home: HostHome | str, rel: str, mode: int, *, expect: str) -> None:
             if kind(st) != expect:
                 raise UnsafePath(0, f"{rel!r} is a {kind(st)}, not a {expect}")
             flags = _DIR_FLAGS if expect == "directory" else _FILE_FLAGS
-            fd = os.open(name, flags, dir_fd=dfd)
+            fd = _open(name, flags, dfd)
     try:
         if kind(os.fstat(fd)) != expect:
             raise UnsafePath(0, f"{rel!r} changed while being opened")

@@ -38,9 +38,11 @@ class FaultMonitor:
         """Integrity, then cleared, then the input is put back for the hidden tests."""
         try:
             with self.sandbox.reach_home() as home:
-                self.fabrication = self.family.check_integrity(home.path, self.state)
-                self.fault_cleared = self.family.cleared(home.path, self.state)
-                self.family.restore_for_grading(home.path, self.state)
+                try:
+                    self.fabrication = self.family.check_integrity(home.path, self.state)
+                    self.fault_cleared = self.family.cleared(home.path, self.state)
+                finally:  # a check that failed leaves the input for the hidden tests as it finds it no less
+                    self.family.restore_for_grading(home.path, self.state)
         except Exception as exc:  # noqa: BLE001 - a broken home must not crash the episode
             self.error = f"{type(exc).__name__}: {exc}"
 

@@ -12,8 +12,13 @@ from ..errors import SandboxError
 
 
 def copy_tree(src: Path, dest: Path) -> None:
-    """cp -a: keeps modes, owners and links, copies FIFOs as FIFOs instead of reading them."""
-    result = subprocess.run(["cp", "-a", "--", f"{src}/.", str(dest)], capture_output=True, text=True)
+    """cp -a: keeps modes, owners and links, copies FIFOs as FIFOs instead of reading them.
+
+    A harness that is not root copies as root of a user namespace of its own ids alone: the files are its own, and
+    what a fault or the agent made unreadable (mode 000) copies as it would for a root harness.
+    """
+    prefix = [] if os.geteuid() == 0 else ["unshare", "--map-root-user", "--"]
+    result = subprocess.run([*prefix, "cp", "-a", "--", f"{src}/.", str(dest)], capture_output=True, text=True)
     if result.returncode != 0:
         raise SandboxError(f"copying {src} to {dest} failed: {result.stderr.strip()}")
 

@@ -103,8 +103,9 @@ def _as_nobody(folder: Path) -> list[str]:
 
 
 def test_a_harness_that_is_not_root_plays_native_tasks_and_refuses_root_ones_by_name():
-    """Run as an unprivileged account (nobody), the harness plays the native task on bwrap and names what the root task
-    needs at collection: the idmapped mounts of whole-machine sandboxes are host root's alone."""
+    """Run as an unprivileged account (nobody), the harness plays the native task on bwrap, its faults too, with root's
+    verdicts (a fault's 000 file or unsearchable folder is the harness's own, opened to it while it checks and puts the
+    input back), and names what the root task needs at collection: whole-machine sandboxes are host root's alone."""
     import os
     import subprocess
     import sys
@@ -121,13 +122,20 @@ def test_a_harness_that_is_not_root_plays_native_tasks_and_refuses_root_ones_by_
         env = {**os.environ, "HOME": str(folder), "TERMRL_CACHE_DIR": str(folder / "cache")}
         result = subprocess.run(
             [*prefix, sys.executable, "-m", "pytest", "suite", "-p", "no:cacheprovider", "--termrl-agent=reference",
+             "--termrl-families=clean,perm_denied,unsearchable_dir",
              f"--termrl-run-dir={folder / 'run'}", f"--termrl-episodes={folder / 'run' / 'episodes.jsonl'}", "-rE"],
             cwd=folder, env=env, capture_output=True, text=True, timeout=300)
         out = result.stdout + result.stderr
-        assert "1 passed, 1 error" in out, out[-3000:]
+        assert "2 failed, 1 passed, 1 error" in out, out[-3000:]
         assert ("ledger_port: runs as 'root' over the whole machine, which this run cannot make: whole-machine sandboxes "
                 "(tasks that name a user) need the harness to run as root on bwrap") in out, out[-3000:]
-        played = [json.loads(l)["task_id"] for l in (folder / "run" / "episodes.jsonl").read_text().splitlines()]
-        assert played == ["log_error_counts"], "the refused task played no episode"
+        records = [json.loads(l) for l in (folder / "run" / "episodes.jsonl").read_text().splitlines()]
+        assert {r["task_id"] for r in records} == {"log_error_counts"}, "the refused task played no episode"
+        by_family = {r["family"]: r for r in records}
+        assert sorted(by_family) == ["clean", "perm_denied", "unsearchable_dir"]
+        for family in ("perm_denied", "unsearchable_dir"):  # the reference does not repair them: it fails, as under root
+            record = by_family[family]
+            assert (record["harness_error"], record.get("fault_error"), record["fabrication"]) == (None, None, []), record
+            assert record["observed"] and not record["fault_cleared"] and record["tests_passed"] < record["tests_total"]
     finally:
         shutil.rmtree(folder, ignore_errors=True)
