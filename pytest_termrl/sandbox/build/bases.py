@@ -46,14 +46,17 @@ STAND_IN_BASES: tuple[tuple[str, str], ...] = (
 )
 """(repository pattern, what it is) of every image the host stands in for."""
 
-_PREFIX = r"(?:docker\.io/)?(?:library/)?"
+LIBRARY_PREFIX = (r"(?:(?:docker\.io|index\.docker\.io|registry-1\.docker\.io|mirror\.gcr\.io)/(?:library/)?"
+                  r"|public\.ecr\.aws/docker/library/|library/)?")
+"""Where the official images are pulled from besides Docker Hub's short names: its own hosts, Google's mirror, and the
+copy of the library that AWS's public registry serves; each is the same image."""
 _TAG = r"(?::[\w.-]+)?(?:@sha256:[0-9a-f]{64})?"
-_PATTERNS = [(re.compile(f"^{_PREFIX}{pattern}{_TAG}$", re.I), what) for pattern, what in STAND_IN_BASES]
+_PATTERNS = [(re.compile(f"^{LIBRARY_PREFIX}{pattern}{_TAG}$", re.I), what) for pattern, what in STAND_IN_BASES]
 
 
 HARNESS_ACCOUNT_BASES = (r"termrl-base",)
 """Repository patterns of the stood-in bases that have the harness's account 'user' (1000) and /home/user."""
-_HARNESS_ACCOUNT = [re.compile(f"^{_PREFIX}{pattern}{_TAG}$", re.I) for pattern in HARNESS_ACCOUNT_BASES]
+_HARNESS_ACCOUNT = [re.compile(f"^{LIBRARY_PREFIX}{pattern}{_TAG}$", re.I) for pattern in HARNESS_ACCOUNT_BASES]
 
 
 def has_harness_account(image: str) -> bool:

@@ -14,6 +14,7 @@ from pathlib import Path, PurePosixPath
 
 from ...errors import TaskFormatError
 from ...sandbox.build.arguments import split_words
+from ...sandbox.build.bases import LIBRARY_PREFIX
 from ...sandbox.build.parser import Instruction, from_parts, parse
 from ...sandbox.build.shell_words import expand, expand_heredoc, expand_words
 from ..files import read_text
@@ -23,7 +24,7 @@ from .scripts import network_need, split_segments
 from .toolchains import PACKAGE_COMMANDS, sandbox_has
 
 _GENERIC_BASE = re.compile(
-    r"^(?:(?:docker\.io/)?(?:library/)?(?:ubuntu|debian|python|buildpack-deps)(?::[\w.-]+)?(?:@sha256:[0-9a-f]+)?"
+    rf"^(?:{LIBRARY_PREFIX}(?:ubuntu|debian|python|buildpack-deps)(?::[\w.-]+)?(?:@sha256:[0-9a-f]+)?"
     r"|ghcr\.io/laude-institute/t-bench/(?:python|ubuntu)[\w.-]*(?::[\w.-]+)?)$",
     re.I,
 )

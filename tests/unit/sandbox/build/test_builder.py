@@ -172,6 +172,20 @@ def test_a_base_the_host_cannot_stand_in_for_is_refused_by_name(builder, tmp_pat
         builder.build(tmp_path / "Dockerfile")
 
 
+@pytest.mark.parametrize("base", ["public.ecr.aws/docker/library/debian:bookworm-slim@sha256:" + "4" * 64,
+                                  "mirror.gcr.io/library/ubuntu:22.04", "index.docker.io/library/debian:12"])
+def test_an_official_image_from_a_mirror_of_the_library_is_stood_in_for_as_from_docker_hub(builder, tmp_path, base):
+    (tmp_path / "Dockerfile").write_text(f"FROM {base}\nRUN echo made > /made\n")
+    built = builder.build(tmp_path / "Dockerfile")
+    assert built.stand_in == f"{base}: a Debian-family system"
+
+
+def test_an_image_of_another_repository_on_such_a_host_is_not_stood_in_for(builder, tmp_path):
+    (tmp_path / "Dockerfile").write_text("FROM public.ecr.aws/someone/debian:12\nRUN true\n")
+    with pytest.raises(BuildError, match=r"Dockerfile:1: FROM public.ecr.aws/someone/debian:12"):
+        builder.build(tmp_path / "Dockerfile")
+
+
 def test_a_copy_source_outside_the_context_is_refused(builder):
     with pytest.raises(TaskFormatError, match=r"outside\.txt"):
         builder.build(DATA / "hostile" / "ctx" / "Dockerfile")
