@@ -42,14 +42,14 @@ TASK_MARKERS = ("task.toml", "task.yaml")
 
 
 @functools.lru_cache(maxsize=4096)
-def _is_task_folder(folder: Path) -> bool:
+def is_task_folder(folder: Path) -> bool:
     return any(os.path.lexists(folder / name) for name in TASK_MARKERS)
 
 
 def inside_a_task(path: Path) -> bool:
     """Whether ``path`` is a task folder or lies in one: a task's hidden tests are not pytest's to import here."""
     path = Path(os.path.abspath(path))
-    return any(_is_task_folder(folder) for folder in (path if path.is_dir() else path.parent, *path.parents))
+    return any(is_task_folder(folder) for folder in (path if path.is_dir() else path.parent, *path.parents))
 
 
 def unplayed_task_folders(args: list[str], norecursedirs: list[str]) -> list[tuple[Path, int]]:
@@ -184,10 +184,10 @@ class UnfrozenSuite(pytest.Directory):
 
 def holds_task_folders(path: Path) -> bool:
     """Whether ``path`` is a folder with task folders directly in it (and is not a task itself)."""
-    if _is_task_folder(path):
+    if is_task_folder(path):
         return False
     try:
-        return any(child.is_dir() and _is_task_folder(child) for child in path.iterdir())
+        return any(child.is_dir() and is_task_folder(child) for child in path.iterdir())
     except OSError:
         return False
 
@@ -196,7 +196,7 @@ class TaskFile(pytest.File):
     """A test file inside a task folder, named on the command line: said to be the task's, never imported."""
 
     def collect(self) -> NoReturn:
-        folder = next(p for p in self.path.parents if _is_task_folder(p))
+        folder = next(p for p in self.path.parents if is_task_folder(p))
         raise pytest.Collector.CollectError(
             f"{self.path} belongs to the task at {folder}: a task's hidden tests run in its grader's sandbox, "
             "never in this process; play the task from a suite (`pytest FOLDER --termrl-freeze` makes one)"

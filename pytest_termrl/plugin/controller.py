@@ -27,7 +27,7 @@ from ..report.record import EndReason, episode_key
 from ..settings import TermrlOptions
 from ..tasks.contracts import CONTRACTS_FILE
 from ..tasks.suite import LoadedTask, load_suite
-from .collection import suite_grid, unplayed_task_folders
+from .collection import is_task_folder, suite_grid, unplayed_task_folders
 from .keys import ENDPOINT_KEY, LEFT_OUT_KEY, SIGTERM_KEY
 from .server import model_endpoint, played_by_model
 
@@ -222,10 +222,15 @@ class Controller:
             for folder, count in unplayed_task_folders(self.config.args, self.config.getini("norecursedirs")):
                 if any(found == folder or folder in found.parents for found in self.collected_folders):
                     continue  # the folder gave tests of its own: its task folders are that project's data
-                terminalreporter.write_line(
-                    f"pytest-termrl: {folder} holds {count} task folder(s) without contracts.jsonl: none was collected "
-                    f"(a task's own test files are never imported as the run's tests); freeze them into a suite with "
-                    f"`pytest {folder} --termrl-freeze`, or play them as they are with --termrl-unfrozen", yellow=True)
+                if is_task_folder(folder):
+                    advice = (f"pytest-termrl: {folder} is a task, which plays from the folder that holds it: freeze that "
+                              f"into a suite with `pytest {folder.parent} --termrl-freeze` (-k {folder.name} to play this "
+                              f"one), or play it as it is with `pytest {folder.parent} --termrl-unfrozen -k {folder.name}`")
+                else:
+                    advice = (f"pytest-termrl: {folder} holds {count} task folder(s) without contracts.jsonl: none was "
+                              f"collected (a task's own test files are never imported as the run's tests); freeze them into "
+                              f"a suite with `pytest {folder} --termrl-freeze`, or play them as they are with --termrl-unfrozen")
+                terminalreporter.write_line(advice, yellow=True)
         if self.html_path is not None and (self.records or self.earlier):
             unwritten = " (not written: see below)" if self.html_path in self.unwritten else ""
             terminalreporter.write_line(f"HTML report: {self.html_path}{unwritten}")

@@ -124,7 +124,7 @@ def pytest_collect_directory(path: Path, parent: pytest.Collector) -> UnfrozenSu
     try:
         if (path / CONTRACTS_FILE).exists() or is_inside_suite(path):
             return None
-        if any((child / "task.toml").is_file() for child in path.iterdir() if child.is_dir()):
+        if holds_task_folders(path):  # native, Harbor or Terminal-Bench task folders
             (path / CONTRACTS_FILE).write_text("")
     except OSError:
         pass  # a folder that vanished or cannot be listed holds no new suite

@@ -22,8 +22,11 @@ def test_a_folder_of_harbor_tasks_without_a_contract_collects_nothing_and_says_h
         result = tp.run(*args)
         assert "imported in the harness process" not in result.stdout.str() + result.stderr.str()
         result.assert_outcomes()
-        count = 1 if args[0] == "tasks/greeting" else 2
-        result.stdout.fnmatch_lines([f"pytest-termrl: */{args[0]} holds {count} task folder(s) without contracts.jsonl: none was collected*--termrl-freeze*"])
+        if args[0] == "tasks/greeting":  # a task itself: the advice names the folder that holds it
+            result.stdout.fnmatch_lines(["pytest-termrl: */tasks/greeting is a task, which plays from the folder that holds it: "
+                                         "freeze that into a suite with `pytest */tasks --termrl-freeze` (-k greeting*"])
+        else:
+            result.stdout.fnmatch_lines([f"pytest-termrl: */{args[0]} holds 2 task folder(s) without contracts.jsonl: none was collected*--termrl-freeze*"])
 
 
 def test_a_task_test_file_named_on_the_command_line_is_refused_by_name(tp):
@@ -50,3 +53,11 @@ def test_a_folder_that_gave_tests_of_its_own_gets_no_hint_about_the_task_folders
         result = tp.run("tests", *extra)
         result.assert_outcomes(passed=1)
         assert "without contracts.jsonl" not in result.stdout.str()
+
+
+def test_a_folder_of_terminal_bench_tasks_is_frozen_into_a_suite(tp):
+    """Terminal-Bench task folders (task.yaml) make a new suite under --termrl-freeze, as Harbor's and native ones do."""
+    shutil.copytree(REGRADE.parent / "tb_graders" / "tb-underscore-tests", tp.path / "tb" / "tb-underscore-tests")
+    result = tp.run("tb", "--termrl-freeze", timeout=300)
+    result.stdout.fnmatch_lines(["1 of 1 task(s) frozen"])
+    assert [line for line in (tp.path / "tb" / "contracts.jsonl").read_text().splitlines() if line.strip()]
