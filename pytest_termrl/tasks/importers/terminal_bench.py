@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 from dataclasses import replace
 from pathlib import Path
 
@@ -41,13 +42,14 @@ from ...errors import TaskFormatError
 from ..files import check_instruction, check_tree, read_text
 from ..model import GraderSpec, Task, TaskSource
 from ...sandbox.build.check import read_buildable
-from .cache import materialise_plan
+from .cache import digest_tree, materialise, materialise_plan
 from .dockerfile import DockerPlan, image_spec, plan_dockerfile
 from .grader_trust import agent_code_around_summary
 from .metadata import difficulty_of, inputs_named, marker_word, number, requires_from, string_list, task_id_from
 from .reference import solution_wrapper
 from .scripts import ScriptFindings, analyse_script, missing_test_imports
 from .standin_check import unserved_network
+from .tb_scripts import inlined, missing_scripts
 from .toolchains import task_toolchains
 
 FORMAT = "terminal_bench"
@@ -128,21 +130,40 @@ def grader_analysis(script: Path | None, tests_dir: Path, parser: str = "pytest"
     (or there is no run-tests.sh). Otherwise run-tests.sh itself is the grader, its output
     read by the named parser ('parsed').
     """
-    findings = analyse_script(script.read_text(errors="replace")) if script is not None else None
+    text = inlined(script.read_text(errors="replace"), tests_dir) if script is not None else None
+    findings = analyse_script(text) if text is not None else None
     if script is None or findings is None or (parser == "pytest" and _pytest_shaped(findings, tests_dir)):
         blockers: list[str] = []
         note = None
-        if script is not None and findings is not None and findings.network:
-            note = f"offline-runnable via trusted pytest ({script.name} needs the network: {findings.network[0]})"
-            unmet = unserved_network(script.read_text(errors="replace"))
+        if script is not None and text is not None and findings is not None and findings.network:
+            shared = sorted(missing_scripts(script.read_text(errors="replace"), tests_dir))
+            read_as = f", with Terminal-Bench's {' and '.join(shared)} read in," if shared else ""
+            note = f"offline-runnable via trusted pytest ({script.name}{read_as} needs the network: {findings.network[0]})"
+            unmet = unserved_network(text)
             if unmet:  # the trusted toolchain runs the tests anyway; a failing reference is then explained
                 note += f"; not met offline, the trusted toolchain's versions serve instead: {unmet[0]}"
         missing = missing_test_imports(tests_dir)
         if missing:
             blockers.append(f"the tests import {', '.join(missing)}, which the trusted toolchain lacks")
         return "pytest", note, blockers
-    unserved = unserved_network(script.read_text(errors="replace"))
+    unserved = unserved_network(text or "")
     return "parsed", None, [f"network installs in its grader: {line}" for line in unserved[:3]]
+
+
+def _with_shared_scripts(task_dir: Path, tests_dir: Path, scripts: dict[str, str]) -> Path:
+    """The tests folder a script grader gets: the task's own, or a cached copy with Terminal-Bench's shared scripts beside
+    its tests (``scripts``: those run-tests.sh runs from $TEST_DIR and the task does not ship)."""
+    if not scripts:
+        return tests_dir
+
+    def build(folder: Path) -> None:
+        shutil.copytree(tests_dir, folder / "tests", symlinks=True)
+        for name, text in scripts.items():
+            (folder / "tests" / name).write_text(text)
+            os.chmod(folder / "tests" / name, 0o755)
+
+    extra = "\0".join(f"{name}\0{text}" for name, text in sorted(scripts.items())).encode()
+    return materialise("terminal-bench-tests", task_id_from(task_dir.name), digest_tree(tests_dir, extra), build) / "tests"
 
 
 def load_terminal_bench_task(task_dir: Path) -> Task:
@@ -195,6 +216,8 @@ def load_terminal_bench_task(task_dir: Path) -> Task:
     if not run_tests.is_file():
         notes.append("no run-tests.sh: the tests run with pytest, as Terminal-Bench does by default")
     agent_output = agent_code_around_summary(read_text(run_tests), plan.workdir) if grader_kind == "parsed" else ()
+    if grader_kind == "parsed":
+        tests_dir = _with_shared_scripts(task_dir, tests_dir, missing_scripts(read_text(run_tests), tests_dir))
     notes += [f"run-tests.sh: {line}" for line in agent_output]
 
     task_id = task_id_from(task_dir.name)

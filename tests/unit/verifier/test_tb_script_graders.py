@@ -172,6 +172,37 @@ def test_a_parsed_grader_that_installs_over_the_network_says_which_line(tmp_path
     )
 
 
+SHARED_SETUP = "#!/bin/bash\nsource $TEST_DIR/setup-uv-pytest.sh\n{between}\nbash $TEST_DIR/run-uv-pytest.sh\n"
+"""A run-tests.sh that runs Terminal-Bench's own scripts, which its harness puts beside the tests and the task lacks."""
+
+
+def _shared_scripts_task(tmp_path: Path, between: str) -> Path:
+    task_dir = shutil.copytree(IMPORTS / "tb-csv-total", tmp_path / "tb-shared")
+    (task_dir / "run-tests.sh").write_text(SHARED_SETUP.format(between=between))
+    return task_dir
+
+
+def test_a_run_tests_of_terminal_benchs_shared_scripts_is_read_with_them_and_keeps_the_trusted_pytest(tmp_path):
+    task = load_task_dir(_shared_scripts_task(tmp_path, "uv add pyyaml"))
+    assert task.grader.kind == "pytest", task.grader
+    assert ("run-tests.sh, with Terminal-Bench's run-uv-pytest.sh and setup-uv-pytest.sh read in, needs the network: "
+            "line 2: apt-get update") in task.grader.note
+
+
+@pytest.mark.parametrize("between, kind", [("uv add pyyaml", "pytest"), ("wc -l /app/sales.csv", "parsed")])
+def test_a_task_of_terminal_benchs_shared_scripts_passes_with_its_reference_and_fails_with_the_noop(harness, tmp_path, between, kind):
+    """Graded by the trusted pytest, or by run-tests.sh itself running the two scripts from $TEST_DIR, as Terminal-Bench
+    puts them there."""
+    loaded = LoadedTask(load_task_dir(_shared_scripts_task(tmp_path, between)), None)
+    assert loaded.task.grader.kind == kind
+    if kind == "parsed":
+        assert sorted(p.name for p in loaded.task.tests_dir.iterdir()) == ["run-uv-pytest.sh", "setup-uv-pytest.sh", "test_outputs.py"]
+    reference, _, _ = harness.play_fresh(loaded, ReferenceAgent(), "reference")
+    assert reference.verdict.complete, reference.verdict.to_dict()
+    noop, _, _ = harness.play_fresh(loaded, NoopAgent(), "noop")
+    assert noop.verdict.error is None and not noop.verdict.complete, noop.verdict.to_dict()
+
+
 # -- real episodes on bwrap ------------------------------------------------------------------------
 @pytest.mark.parametrize("name, noop_passed", [("tb-underscore-tests", 1), ("tb-c-build", 2)])
 def test_reference_passes_and_noop_fails_by_the_tasks_own_run_tests(harness, name, noop_passed):
