@@ -258,8 +258,10 @@ def _run_tool(tool, argv):
     if not argv:
         return _fail(tool, "no command to run")
     name = re.split(r"[<>=!~@\[]", argv[0])[0]
-    if name in ("python", "python3"):
+    if name in ("python", "python3") or re.fullmatch(r"python3(?:\.\d+)?", name):
         command = [sys.executable, *argv[1:]]
+    elif name.endswith(".py"):  # uv run SCRIPT.py: the script with the project's Python, executable or not
+        command = [sys.executable, *argv]
     elif name in TRUSTED_TOOLS and not IN_AGENT_SANDBOX:
         command = [os.path.join(SHIM_DIR, "pytest"), *argv[1:]]
     elif name in TRUSTED_TOOLS and _present("pytest")[0]:

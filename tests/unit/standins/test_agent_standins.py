@@ -134,3 +134,17 @@ def test_an_episode_records_the_installs_of_its_setup_and_its_agent(harness, tmp
     assert EpisodeRecord.from_dict(record.to_dict()).stood_in == record.stood_in
     earlier = {k: v for k, v in record.to_dict().items() if k != "stood_in"}
     assert EpisodeRecord.from_dict(earlier).stood_in == [] and "stood_in" not in EpisodeRecord.from_dict(earlier).extra
+
+
+@pytest.mark.parametrize("runner", [["uv", "run"], ["uv", "run", "--with", "requests"]])
+def test_uv_run_of_a_python_script_runs_it_with_python_executable_or_not(tmp_path, runner):
+    """``uv run server.py`` runs the script with Python, as uv does; the file need not be executable."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "server.py"
+    script.write_text("import sys\nprint('ran', sys.argv[1:])\n")
+    script.chmod(0o644)
+    done = subprocess.run([sys.executable, str(STANDINS), *runner, str(script), "--port", "8000"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stdout.strip()) == (0, "ran ['--port', '8000']"), done.stderr
