@@ -25,6 +25,7 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from ...errors import SandboxError, TermrlError
+from ...sandbox.build.bases import DEFAULT_PATH
 from ...sandbox.build.check import read_buildable
 from ...sandbox.standin_shims import BIN_INSIDE
 from ..session import MachineSession
@@ -38,7 +39,6 @@ TYPE_NAME = "termrl"
 LOGS = PurePosixPath("/logs")
 AGENT_LOGS, VERIFIER_LOGS, ARTIFACTS = LOGS / "agent", LOGS / "verifier", LOGS / "artifacts"
 TESTS = PurePosixPath("/tests")
-DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 UNTIMED_EXEC_S = 24 * 3600.0
 """A Harbor ``exec`` without ``timeout_sec`` is bounded by Harbor's phase timeouts, not here (a day at most)."""
 

@@ -34,6 +34,9 @@ from pathlib import Path
 
 from ...standins.inside import tools
 
+DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+"""The PATH a stood-in base's image sets (Docker's default for Linux images): what ``${PATH}`` means before any ENV."""
+
 BUILDER_VERSION = "3"
 """Part of every layer's key: bump it when what a step writes changes."""
 

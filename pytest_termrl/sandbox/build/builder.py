@@ -34,7 +34,7 @@ from ..bwrap.lowers import MachineLowers
 from ..bwrap.overlay import Account
 from ..layout import SandboxFolders
 from .accounts import ImageUser, resolve_user
-from .bases import has_harness_account, host_identity, stand_in
+from .bases import DEFAULT_PATH, has_harness_account, host_identity, stand_in
 from .check import PLATFORM_ARGS
 from .failure import BuildError, failure_message, missing_packages
 from .archive import add_archive, is_archive
@@ -53,7 +53,6 @@ from .view import MergedView
 
 DEFAULT_BUILD_TIMEOUT_S = 600.0
 """A build's time when the task names none (Harbor's ``build_timeout_sec`` default)."""
-DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 
 @dataclass

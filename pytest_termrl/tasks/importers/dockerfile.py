@@ -14,7 +14,7 @@ from pathlib import Path, PurePosixPath
 
 from ...errors import TaskFormatError
 from ...sandbox.build.arguments import split_words
-from ...sandbox.build.bases import LIBRARY_PREFIX
+from ...sandbox.build.bases import DEFAULT_PATH, LIBRARY_PREFIX
 from ...sandbox.build.parser import Instruction, from_parts, parse
 from ...sandbox.build.shell_words import expand, expand_heredoc, expand_words
 from ..files import read_text
@@ -167,7 +167,7 @@ def plan_dockerfile(
     for instruction in parsed.instructions:
         lineno, keyword, rest = instruction.lineno, instruction.keyword, instruction.args
         where = f"{dockerfile}:{lineno}"
-        scope = {**args, **plan.env}
+        scope = {"PATH": DEFAULT_PATH, **args, **plan.env}  # the base image's PATH until an ENV sets its own
         if keyword == "ARG":
             for word in _expanded(where, keyword, split_words(rest, escape), scope, escape):
                 name, eq, value = word.partition("=")

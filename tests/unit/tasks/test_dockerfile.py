@@ -131,6 +131,17 @@ def test_arg_and_env_substitution_follows_docker(tmp_path):
     assert "export SRC=payload" in setup_text(plan, "x")
 
 
+def test_an_env_that_extends_path_starts_from_the_base_images_path(tmp_path):
+    """``ENV PATH=/app/bin:${PATH}`` keeps the image's PATH after it, as the engine expands it from the base's config."""
+    plan = _plan(tmp_path, """\
+        FROM debian:12
+        ENV PATH="/app/bin:${PATH}" OTHER=${PATH}
+        ENV PATH=/opt/tool/bin:$PATH
+    """)
+    base = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+    assert plan.env == {"PATH": f"/opt/tool/bin:/app/bin:{base}", "OTHER": base}
+
+
 def test_the_word_lexer():
     env = {"A": "x y"}
     assert expand_words('KEY="$A" B=\'$A\' C=\\$A', env) == ["KEY=x y", "B=$A", "C=$A"]
