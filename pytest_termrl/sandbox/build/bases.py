@@ -67,6 +67,14 @@ def has_harness_account(image: str) -> bool:
     return any(pattern.match(image.strip()) for pattern in _HARNESS_ACCOUNT)
 
 
+_TB_BASE = re.compile(f"^{LIBRARY_PREFIX}" + STAND_IN_BASES[-1][0] + f"{_TAG}$", re.I)
+
+
+def base_workdir(image: str) -> str:
+    """The folder a stood-in base's image config names as its WORKDIR: Terminal-Bench's bases set /app, the others none."""
+    return "/app" if _TB_BASE.match(image.strip()) else "/"
+
+
 def stand_in(image: str) -> str | None:
     """What the host stands in for when a Dockerfile says ``FROM image``; None when it cannot."""
     image = image.strip()

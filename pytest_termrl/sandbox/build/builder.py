@@ -24,7 +24,7 @@ import os
 import re
 import shutil
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 
 from ...errors import TaskFormatError
@@ -34,7 +34,7 @@ from ..bwrap.lowers import MachineLowers
 from ..bwrap.overlay import Account
 from ..layout import SandboxFolders
 from .accounts import ImageUser, resolve_user
-from .bases import DEFAULT_PATH, has_harness_account, host_identity, stand_in
+from .bases import DEFAULT_PATH, base_workdir, has_harness_account, host_identity, stand_in
 from .check import PLATFORM_ARGS
 from .failure import BuildError, failure_message, missing_packages
 from .archive import add_archive, is_archive
@@ -164,7 +164,8 @@ class _Run:
     def _stage(self, index: int, instructions: list[Instruction], plan: tuple[str, str | None], built: dict[int, Stage]) -> Stage:
         image, name = plan
         first = instructions[0]
-        if image.lower() in self.names and self.names[image.lower()] < index:
+        from_stage = image.lower() in self.names and self.names[image.lower()] < index
+        if from_stage:
             stage = built[self.names[image.lower()]].following(index, name)
         else:
             what = stand_in(image)
@@ -174,6 +175,9 @@ class _Run:
             base_key = layer_key("base", image, host_identity())
             stage = Stage(index, name, image, f"{image}: {what}", base_key, env={"PATH": DEFAULT_PATH})
         self._step_log(first, f"FROM {image}" + (f" AS {name}" if name else ""), True, 0.0)
+        if not from_stage and base_workdir(image) != "/":  # the base's own WORKDIR, made as one would be
+            stage.workdir = base_workdir(image)
+            self._workdir(stage, replace(first, keyword="WORKDIR", flags=(), args=stage.workdir, json=None, heredocs=()))
         for instruction in instructions[1:]:
             self._dispatch(stage, instruction)
         return stage

@@ -180,6 +180,17 @@ def test_an_official_image_from_a_mirror_of_the_library_is_stood_in_for_as_from_
     assert built.stand_in == f"{base}: a Debian-family system"
 
 
+def test_terminal_benchs_bases_start_in_their_own_workdir_slash_app(builder, tmp_path):
+    """Their images set WORKDIR /app: a task's ``COPY x .`` and its steps land there, as on the engine."""
+    (tmp_path / "data.txt").write_text("rows\n")
+    (tmp_path / "Dockerfile").write_text("FROM ghcr.io/laude-institute/t-bench/python-3-13:20250620\nCOPY data.txt .\nRUN pwd > where.txt\n")
+    image = builder.build(tmp_path / "Dockerfile")
+    assert image.workdir == "/app"
+    assert sh(builder, image, "cat /app/data.txt /app/where.txt; test -e /data.txt || echo none at /") == "rows\n/app\nnone at /\n"
+    (tmp_path / "Dockerfile").write_text("FROM python:3.12-slim\nCOPY data.txt .\n")
+    assert builder.build(tmp_path / "Dockerfile").workdir == "/", "a stock base sets no WORKDIR"
+
+
 def test_an_image_of_another_repository_on_such_a_host_is_not_stood_in_for(builder, tmp_path):
     (tmp_path / "Dockerfile").write_text("FROM public.ecr.aws/someone/debian:12\nRUN true\n")
     with pytest.raises(BuildError, match=r"Dockerfile:1: FROM public.ecr.aws/someone/debian:12"):
