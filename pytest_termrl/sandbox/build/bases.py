@@ -75,6 +75,18 @@ def base_workdir(image: str) -> str:
     return "/app" if _TB_BASE.match(image.strip()) else "/"
 
 
+_PYTHON_BASES = [re.compile(f"^{LIBRARY_PREFIX}{pattern}{_TAG}$", re.I)
+                 for pattern in (r"python", r"ghcr\.io/laude-institute/t-bench/python[\w.-]*")]
+
+
+def base_links(image: str) -> dict[str, str]:
+    """Commands a stood-in base's image has that the host may lack, as links to what stands in (link -> target):
+    the python images' ``python``, where the host has only ``python3``."""
+    if any(p.match(image.strip()) for p in _PYTHON_BASES) and not os.path.exists("/usr/bin/python"):
+        return {"/usr/local/bin/python": "/usr/bin/python3"}
+    return {}
+
+
 def stand_in(image: str) -> str | None:
     """What the host stands in for when a Dockerfile says ``FROM image``; None when it cannot."""
     image = image.strip()

@@ -34,7 +34,7 @@ from ..bwrap.lowers import MachineLowers
 from ..bwrap.overlay import Account
 from ..layout import SandboxFolders
 from .accounts import ImageUser, resolve_user
-from .bases import DEFAULT_PATH, base_workdir, has_harness_account, host_identity, stand_in
+from .bases import DEFAULT_PATH, base_links, base_workdir, has_harness_account, host_identity, stand_in
 from .check import PLATFORM_ARGS
 from .failure import BuildError, failure_message, missing_packages
 from .archive import add_archive, is_archive
@@ -175,6 +175,11 @@ class _Run:
             base_key = layer_key("base", image, host_identity())
             stage = Stage(index, name, image, f"{image}: {what}", base_key, env={"PATH": DEFAULT_PATH})
         self._step_log(first, f"FROM {image}" + (f" AS {name}" if name else ""), True, 0.0)
+        for link, target in ({} if from_stage else base_links(image)).items():  # the base's own commands, one layer each
+            step = replace(first, keyword="RUN", flags=(), args=f"ln -s {target} {link}", json=None, heredocs=())
+            argv = ["/bin/sh", "-c", '[ -e "$1" ] || ln -s "$2" "$1"', "link", link, target]
+            self._layer(stage, step, layer_key(stage.parent, "LINK", link, target), argv, ImageUser(0, 0, "root", "/root"),
+                        {"PATH": DEFAULT_PATH}, None, cwd="/")
         if not from_stage and base_workdir(image) != "/":  # the base's own WORKDIR, made as one would be
             stage.workdir = base_workdir(image)
             self._workdir(stage, replace(first, keyword="WORKDIR", flags=(), args=stage.workdir, json=None, heredocs=()))

@@ -191,6 +191,15 @@ def test_terminal_benchs_bases_start_in_their_own_workdir_slash_app(builder, tmp
     assert builder.build(tmp_path / "Dockerfile").workdir == "/", "a stock base sets no WORKDIR"
 
 
+def test_a_python_base_has_its_python_command(builder, tmp_path):
+    """The python images (Terminal-Bench's python bases too) have ``python`` beside ``python3``, which a host without
+    python-is-python3 lacks: the stood-in base gets it as a link."""
+    for base in ("python:3.12-slim", "ghcr.io/laude-institute/t-bench/python-3-13:20250620"):
+        (tmp_path / "Dockerfile").write_text(f"FROM {base}\nRUN python -c 'print(6 * 7)' > /answer\n")
+        image = builder.build(tmp_path / "Dockerfile")
+        assert sh(builder, image, "cat /answer") == "42\n"
+
+
 def test_an_image_of_another_repository_on_such_a_host_is_not_stood_in_for(builder, tmp_path):
     (tmp_path / "Dockerfile").write_text("FROM public.ecr.aws/someone/debian:12\nRUN true\n")
     with pytest.raises(BuildError, match=r"Dockerfile:1: FROM public.ecr.aws/someone/debian:12"):
