@@ -63,9 +63,11 @@ APT_COMMANDS = {
     "golang": "go", "golang-go": "go", "rustc": "rustc", "cargo": "cargo", "default-jdk": "javac", "openjdk-17-jdk": "javac",
     "nodejs": "node", "sqlite3": "sqlite3", "gawk": "awk",
 }
-APT_ALWAYS = {"ca-certificates", "locales", "tzdata", "apt-utils", "lsb-release", "gnupg", "tmux", "asciinema",
-              "software-properties-common"}
+APT_ALWAYS = {"ca-certificates", "locales", "tzdata", "apt-utils", "lsb-release", "gnupg", "software-properties-common"}
 """Packages an install of which always succeeds (software-properties-common: add-apt-repository is a stand-in)."""
+SESSION_RECORDERS = {"tmux", "asciinema"}
+"""What Terminal-Bench's images install for its harness to drive and record the agent's terminal, which this harness
+does without: an install of one the host lacks succeeds, said to be left out, never said to be present."""
 UV_INSTALLER = re.compile(r"^https?://(?:astral\.sh/uv/|github\.com/astral-sh/uv/releases/)\S*install\.sh$")
 IN_AGENT_SANDBOX = False
 IN_BUILD = os.environ.get("TERMRL_STANDIN_BUILD") == "1"
@@ -372,7 +374,7 @@ def apt(tool, words):
         return 0
     if args[0] != "install":
         return _fail(tool, f"'{tool} {args[0]}' is not something the offline stand-in does")
-    present, substituted = [], []
+    present, substituted, left_out = [], [], []
     for package in args[1:]:
         name = package.split("=")[0].split(":")[0]
         if name in APT_ALWAYS:
@@ -389,14 +391,22 @@ def apt(tool, words):
             continue
         command = APT_COMMANDS.get(name, name)
         if shutil.which(command, path=REAL_PATH) is None and not (IN_AGENT_SANDBOX and _apt_installed(name, command)):
+            if name in SESSION_RECORDERS:
+                left_out.append(name)
+                continue
             return _fail(tool, f"the package {name!r} is not installed here (no {command!r} on PATH) and there is no network to fetch it")
         present.append(name)
     for line in substituted:
         _record(line)
     if present or not substituted:
         _record(f"{tool} install: " + (", ".join(present) or "nothing"))
+    if left_out:
+        _record(f"{tool} install: left out: {', '.join(left_out)} (Terminal-Bench's terminal recorder, not installed here)")
     every = [package.split("=")[0].split(":")[0] for package in args[1:]]
-    _say(f"{tool}: already present, nothing fetched: " + (", ".join(n for n in every if n not in APT_ALWAYS) or "nothing"))
+    _say(f"{tool}: already present, nothing fetched: "
+         + (", ".join(n for n in every if n not in APT_ALWAYS and n not in left_out) or "nothing")
+         + (f"; left out: {', '.join(left_out)} (Terminal-Bench's terminal recorder, which this harness does not use; "
+            "not installed here)" if left_out else ""))
     return 0
 
 

@@ -25,7 +25,7 @@ _TABLES = tools  # the very tables the stand-ins apply, so the two never drift a
 SANDBOX_PATH = _TABLES.REAL_PATH
 _TRUSTED = set(_TABLES.TRUSTED_TOOLS)
 _APT_COMMANDS = dict(_TABLES.APT_COMMANDS)
-_APT_ALWAYS = set(_TABLES.APT_ALWAYS)
+_APT_ALWAYS = set(_TABLES.APT_ALWAYS) | set(_TABLES.SESSION_RECORDERS)  # recorders: left out, never refused
 _UV_INSTALLER = re.compile(tools.UV_INSTALLER.pattern.strip("^$"))  # the stand-in's own rule, found inside a line
 _TAKES_VALUE = {"-p", "--python", "-i", "--index-url", "--extra-index-url", "--from", "--cache-dir", "--directory", "--project"}
 

@@ -148,3 +148,22 @@ def test_uv_run_of_a_python_script_runs_it_with_python_executable_or_not(tmp_pat
     done = subprocess.run([sys.executable, str(STANDINS), *runner, str(script), "--port", "8000"], cwd=tmp_path,
                           capture_output=True, text=True, timeout=60)
     assert (done.returncode, done.stdout.strip()) == (0, "ran ['--port', '8000']"), done.stderr
+
+
+def test_terminal_benchs_terminal_recorders_are_left_out_not_said_to_be_present(tmp_path):
+    """tmux and asciinema, which Terminal-Bench's images install for its own harness: an install of one the host lacks
+    succeeds (a Dockerfile's step goes on), and the stand-in says it was left out rather than present."""
+    import shutil
+    import subprocess
+    import sys
+
+    absent = "/nonexistent-bin"  # a PATH on which neither recorder is found, as on a host without them
+    done = subprocess.run([sys.executable, str(STANDINS), "apt-get", "install", "-y", "tmux", "asciinema", "bash"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=60, env={"PATH": f"{absent}:/usr/bin:/bin", "HOME": str(tmp_path)})
+    assert done.returncode == 0, done.stderr
+    said = done.stdout + done.stderr
+    recorders = [name for name in ("tmux", "asciinema") if shutil.which(name, path="/usr/bin:/bin") is None]
+    present = ["bash"] + [name for name in ("tmux", "asciinema") if name not in recorders]
+    assert "already present, nothing fetched: " + ", ".join(sorted(present, key=["tmux", "asciinema", "bash"].index)) in said
+    if recorders:
+        assert f"left out: {', '.join(recorders)} (Terminal-Bench's terminal recorder" in said
