@@ -20,7 +20,7 @@ import pytest
 from ..episode import EpisodeSpec
 from ..faults import CLEAN
 from ..modes import MODES, Mode
-from ..sandbox.base import whole_machine_refusal
+from ..sandbox.base import task_image_refusal, whole_machine_refusal
 from ..settings import TermrlOptions
 from ..tasks.contracts import CONTRACTS_FILE
 from ..tasks.suite import LoadedTask, Suite, load_suite
@@ -132,10 +132,17 @@ def left_out_pairs(suite: Suite, suite_id: str, options: TermrlOptions, mode: Mo
 
 
 def refuse_whole_machine(suite: Suite, sandbox: str) -> None:
-    """Turn the suite's whole-machine tasks into named problems when the run's backend cannot make their sandbox.
+    """Turn the suite's whole-machine tasks into named problems when the run's backend cannot make their sandbox, and
+    its tasks whose image the host cannot stand in for when the backend cannot run that image.
 
-    Said at collection, before any episode, and never a fall-back to the home-only view.
+    Said at collection, before any episode, and never a fall-back to the home-only view or to a replay of the
+    Dockerfile's steps as the agent's user.
     """
+    image_problem = task_image_refusal(sandbox)
+    for loaded in [lt for lt in suite.tasks if lt.task.backend == "docker"] if image_problem else []:
+        suite.tasks.remove(loaded)
+        reasons = "; ".join(loaded.task.image.needs_docker) if loaded.task.image is not None else ""
+        suite.problems[loaded.task.id] = f"{loaded.task.id}: needs its docker image ({reasons}); {image_problem}"
     problem = whole_machine_refusal(sandbox)
     if problem is None:
         return

@@ -353,6 +353,8 @@ class SandboxBackend(ABC):
 
     grader_joins_agent_network: bool = True
     """Whether a verifier's run can join the agent's network (:meth:`Sandbox.grading_network`) on this backend."""
+    runs_task_images: bool = False
+    """Whether it runs a task's own image as its engine builds it (docker), so a task the host cannot stand in for plays."""
 
     @classmethod
     def whole_machine_problem(cls) -> str | None:
@@ -385,6 +387,15 @@ def backend_names() -> list[str]:
 
 def make_backend(name: str, settings: SandboxSettings, workroot: Path) -> SandboxBackend:
     return BACKENDS.get(name)(settings, workroot)
+
+
+def task_image_refusal(name: str) -> str | None:
+    """Why the backend named ``name`` cannot play a task whose image the host cannot stand in for; None when it can, or
+    when the backend is not one of the table's classes."""
+    factory = BACKENDS.get(name) if name in BACKENDS.names() else None
+    if isinstance(factory, type) and issubclass(factory, SandboxBackend) and not factory.runs_task_images:
+        return f"the {name} backend stands the host in for a task's image, and cannot for this one: run it with --termrl-sandbox=docker"
+    return None
 
 
 def whole_machine_refusal(name: str) -> str | None:

@@ -61,3 +61,19 @@ def test_a_folder_of_terminal_bench_tasks_is_frozen_into_a_suite(tp):
     result = tp.run("tb", "--termrl-freeze", timeout=300)
     result.stdout.fnmatch_lines(["1 of 1 task(s) frozen"])
     assert [line for line in (tp.path / "tb" / "contracts.jsonl").read_text().splitlines() if line.strip()]
+
+
+def test_a_task_whose_image_the_host_cannot_stand_in_for_is_refused_on_bwrap_by_name_at_collection(tp):
+    """Its Dockerfile's steps are never replayed as the agent's user in its stead: the run names the image and the
+    backend that runs it, and plays the rest."""
+    tasks = tp.path / "tasks"
+    shutil.copytree(REGRADE / "tasks" / "greeting", tasks / "greeting")
+    shutil.copytree(REGRADE / "tasks" / "greeting", tasks / "gopher")
+    dockerfile = tasks / "gopher" / "environment" / "Dockerfile"
+    dockerfile.write_text(dockerfile.read_text().replace("FROM ubuntu:24.04", "FROM golang:1.22", 1))
+    result = tp.run("tasks", "--termrl-freeze", timeout=300)
+    result.stdout.fnmatch_lines(["gopher: needs its docker image (*Dockerfile:1: FROM golang:1.22 (a base image the host cannot "
+                                 "stand in for)); the bwrap backend stands the host in for a task's image, and cannot for this "
+                                 "one: run it with --termrl-sandbox=docker"])
+    result.assert_outcomes(failed=1, errors=1)  # greeting is tried (it has no reference to freeze), gopher is not
+    assert "test_freeze[greeting]" in result.stdout.str() and "test_freeze[gopher]" not in result.stdout.str()

@@ -57,6 +57,8 @@ class EngineMode(Protocol):
 class DockerBackend(DockerEngine):
     """Sandboxes and the verifier's runs on one engine, in the mode (local or remote) chosen here once."""
 
+    runs_task_images = True
+
     def __init__(
         self,
         settings: SandboxSettings,
