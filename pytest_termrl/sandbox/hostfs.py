@@ -14,11 +14,14 @@ from ..errors import SandboxError
 def copy_tree(src: Path, dest: Path) -> None:
     """cp -a: keeps modes, owners and links, copies FIFOs as FIFOs instead of reading them.
 
-    A harness that is not root copies as root of a user namespace of its own ids alone: the files are its own, and
-    what a fault or the agent made unreadable (mode 000) copies as it would for a root harness.
+    A harness that is not root copies as root of a user namespace of its own id alone, so what a fault or the agent
+    made unreadable (mode 000, its own) copies as it would for a root harness; what it copies becomes its own.
     """
-    prefix = [] if os.geteuid() == 0 else ["unshare", "--map-root-user", "--"]
-    result = subprocess.run([*prefix, "cp", "-a", "--", f"{src}/.", str(dest)], capture_output=True, text=True)
+    if os.geteuid() == 0:
+        command = ["cp", "-a"]
+    else:  # its owners are its own (others' cannot be given), as a plain cp of a user's makes them
+        command = ["unshare", "--map-root-user", "--", "cp", "-a", "--no-preserve=ownership"]
+    result = subprocess.run([*command, "--", f"{src}/.", str(dest)], capture_output=True, text=True)
     if result.returncode != 0:
         raise SandboxError(f"copying {src} to {dest} failed: {result.stderr.strip()}")
 
