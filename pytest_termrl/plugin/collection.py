@@ -131,7 +131,7 @@ def left_out_pairs(suite: Suite, suite_id: str, options: TermrlOptions, mode: Mo
     return pairs
 
 
-def refuse_whole_machine(suite: Suite, sandbox: str) -> None:
+def refuse_unplayable(suite: Suite, sandbox: str) -> None:
     """Turn the suite's whole-machine tasks into named problems when the run's backend cannot make their sandbox, and
     its tasks whose image the host cannot stand in for when the backend cannot run that image.
 
@@ -222,7 +222,7 @@ class ContractsModule(pytest.Module):
         mode = MODES[options.mode]
         unfrozen = options.unfrozen and mode.plays_agent and not self.path.exists()
         suite = load_suite(self.path, require_contracts=mode.require_contracts and not unfrozen)
-        refuse_whole_machine(suite, options.sandbox)
+        refuse_unplayable(suite, options.sandbox)
         self.suite = suite
         suite_id = str(self.path.parent)
         registry = config.stash.setdefault(SUITES_KEY, {})

@@ -54,12 +54,19 @@ LIBRARY_PREFIX = (r"(?:(?:docker\.io|index\.docker\.io|registry-1\.docker\.io|mi
 """Where the official images are pulled from besides Docker Hub's short names: its own hosts, Google's mirror, and the
 copy of the library that AWS's public registry serves; each is the same image."""
 _TAG = r"(?::[\w.-]+)?(?:@sha256:[0-9a-f]{64})?"
-_PATTERNS = [(re.compile(f"^{LIBRARY_PREFIX}{pattern}{_TAG}$", re.I), what) for pattern, what in STAND_IN_BASES]
+
+
+def _image(repository: str) -> re.Pattern[str]:
+    """An image of ``repository`` (a pattern), from Docker Hub or a mirror of its library, any tag or digest."""
+    return re.compile(f"^{LIBRARY_PREFIX}{repository}{_TAG}$", re.I)
+
+
+_PATTERNS = [(_image(pattern), what) for pattern, what in STAND_IN_BASES]
 
 
 HARNESS_ACCOUNT_BASES = (r"termrl-base",)
 """Repository patterns of the stood-in bases that have the harness's account 'user' (1000) and /home/user."""
-_HARNESS_ACCOUNT = [re.compile(f"^{LIBRARY_PREFIX}{pattern}{_TAG}$", re.I) for pattern in HARNESS_ACCOUNT_BASES]
+_HARNESS_ACCOUNT = [_image(pattern) for pattern in HARNESS_ACCOUNT_BASES]
 
 
 def has_harness_account(image: str) -> bool:
@@ -67,7 +74,7 @@ def has_harness_account(image: str) -> bool:
     return any(pattern.match(image.strip()) for pattern in _HARNESS_ACCOUNT)
 
 
-_TB_BASE = re.compile(f"^{LIBRARY_PREFIX}" + STAND_IN_BASES[-1][0] + f"{_TAG}$", re.I)
+_TB_BASE = _image(r"ghcr\.io/laude-institute/t-bench/(?:python|ubuntu)[\w.-]*")
 
 
 def base_workdir(image: str) -> str:
@@ -75,8 +82,7 @@ def base_workdir(image: str) -> str:
     return "/app" if _TB_BASE.match(image.strip()) else "/"
 
 
-_PYTHON_BASES = [re.compile(f"^{LIBRARY_PREFIX}{pattern}{_TAG}$", re.I)
-                 for pattern in (r"python", r"ghcr\.io/laude-institute/t-bench/python[\w.-]*")]
+_PYTHON_BASES = [_image(r"python"), _image(r"ghcr\.io/laude-institute/t-bench/python[\w.-]*")]
 
 
 def base_links(image: str) -> dict[str, str]:

@@ -175,17 +175,21 @@ class _Run:
             base_key = layer_key("base", image, host_identity())
             stage = Stage(index, name, image, f"{image}: {what}", base_key, env={"PATH": DEFAULT_PATH})
         self._step_log(first, f"FROM {image}" + (f" AS {name}" if name else ""), True, 0.0)
-        for link, target in ({} if from_stage else base_links(image)).items():  # the base's own commands, one layer each
-            step = replace(first, keyword="RUN", flags=(), args=f"ln -s {target} {link}", json=None, heredocs=())
-            argv = ["/bin/sh", "-c", '[ -e "$1" ] || ln -s "$2" "$1"', "link", link, target]
-            self._layer(stage, step, layer_key(stage.parent, "LINK", link, target), argv, ImageUser(0, 0, "root", "/root"),
-                        {"PATH": DEFAULT_PATH}, None, cwd="/")
-        if not from_stage and base_workdir(image) != "/":  # the base's own WORKDIR, made as one would be
-            stage.workdir = base_workdir(image)
-            self._workdir(stage, replace(first, keyword="WORKDIR", flags=(), args=stage.workdir, json=None, heredocs=()))
+        if not from_stage:
+            self._base_config(stage, first, image)
         for instruction in instructions[1:]:
             self._dispatch(stage, instruction)
         return stage
+
+    def _base_config(self, stage: Stage, first: Instruction, image: str) -> None:
+        """What a stood-in base's image has that the host may not: its commands (links), its WORKDIR (made as one is)."""
+        for link, target in base_links(image).items():
+            step = replace(first, keyword="RUN", flags=(), args=f"ln -s {target} {link}", json=None, heredocs=())
+            argv = ["/bin/sh", "-c", '[ -e "$1" ] || ln -s "$2" "$1"', "link", link, target]
+            self._root_layer(stage, step, layer_key(stage.parent, "LINK", link, target), argv)
+        if base_workdir(image) != "/":
+            stage.workdir = base_workdir(image)
+            self._workdir(stage, replace(first, keyword="WORKDIR", flags=(), args=stage.workdir, json=None, heredocs=()))
 
     # -- instructions -------------------------------------------------------------------
     def _dispatch(self, stage: Stage, ins: Instruction) -> None:
@@ -248,7 +252,7 @@ class _Run:
                   'if [ ! -e "$p" ]; then mkdir "$p"; chown "$2" "$p"; fi; done')
         argv = ["/bin/sh", "-c", script, "workdir", stage.workdir, f"{user.uid}:{user.gid}"]
         key = layer_key(stage.parent, "WORKDIR", stage.workdir, user.uid, user.gid)
-        self._layer(stage, ins, key, argv, ImageUser(0, 0, "root", "/root"), {"PATH": DEFAULT_PATH}, None, cwd="/")
+        self._root_layer(stage, ins, key, argv)
 
     def _copy(self, stage: Stage, ins: Instruction) -> None:
         keyword = ins.keyword
@@ -324,7 +328,7 @@ class _Run:
             archive = staging / "stage"
             stage_tar(tree, archive, ins.where())
             argv = list(UNPACK_ARGV)
-            self._layer(stage, ins, key, argv, ImageUser(0, 0, "root", "/root"), {"PATH": DEFAULT_PATH}, archive, cwd="/")
+            self._root_layer(stage, ins, key, argv, archive)
         finally:
             shutil.rmtree(staging, ignore_errors=True)
 
@@ -341,7 +345,7 @@ class _Run:
         target = (dest if dest.startswith("/") else str(PurePosixPath(stage.workdir) / dest)) + ("/" if dest.endswith("/") else "")
         argv = download_argv(url, target, mode, owner)
         key = layer_key(stage.parent, "ADD-URL", url, target, argv[-2:])
-        self._layer(stage, ins, key, argv, ImageUser(0, 0, "root", "/root"), {"PATH": DEFAULT_PATH}, None, cwd="/")
+        self._root_layer(stage, ins, key, argv)
 
     def _source_stage(self, ins: Instruction, ref: str) -> Stage:
         index = self.names.get(ref.lower(), int(ref) if ref.isdigit() else None)
@@ -380,6 +384,10 @@ class _Run:
         stage.layers.append(key)
         stage.parent = key
         self._step_log(ins, _short(ins), True, 0.0, layer=key)
+
+    def _root_layer(self, stage: Stage, ins: Instruction, key: str, argv: list[str], stage_dir: Path | None = None) -> None:
+        """A layer of the harness's own making (a folder, a copy, a link): root's, from /, on the base's PATH."""
+        self._layer(stage, ins, key, argv, ImageUser(0, 0, "root", "/root"), {"PATH": DEFAULT_PATH}, stage_dir, cwd="/")
 
     def _layer(self, stage: Stage, ins: Instruction, key: str, argv: list[str], user: ImageUser, env: dict[str, str],
                stage_dir: Path | None, cwd: str | None = None) -> None:

@@ -130,13 +130,14 @@ def grader_analysis(script: Path | None, tests_dir: Path, parser: str = "pytest"
     (or there is no run-tests.sh). Otherwise run-tests.sh itself is the grader, its output
     read by the named parser ('parsed').
     """
-    text = inlined(script.read_text(errors="replace"), tests_dir) if script is not None else None
+    raw = script.read_text(errors="replace") if script is not None else None
+    text = inlined(raw, tests_dir) if raw is not None else None
     findings = analyse_script(text) if text is not None else None
     if script is None or findings is None or (parser == "pytest" and _pytest_shaped(findings, tests_dir)):
         blockers: list[str] = []
         note = None
-        if script is not None and text is not None and findings is not None and findings.network:
-            shared = sorted(missing_scripts(script.read_text(errors="replace"), tests_dir))
+        if script is not None and raw is not None and text is not None and findings is not None and findings.network:
+            shared = sorted(missing_scripts(raw, tests_dir))
             read_as = f", with Terminal-Bench's {' and '.join(shared)} read in," if shared else ""
             note = f"offline-runnable via trusted pytest ({script.name}{read_as} needs the network: {findings.network[0]})"
             unmet = unserved_network(text)
